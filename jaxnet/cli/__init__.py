@@ -1,0 +1,1 @@
+"""Hydra entry points: `jaxnet`, `jaxnet-topo`, `jaxnet-paths`, `jaxnet-tables`."""

@@ -1,0 +1,53 @@
+"""What every Hydra app shares: where the configs live and how errors are reported."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+def friendly_errors(task):
+    """Print a bad parameter as one line on stderr and exit 2, never a traceback."""
+
+    @functools.wraps(task)
+    def wrapped(cfg):
+        try:
+            return task(cfg)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(2)
+
+    return wrapped
+
+
+def run_dir() -> Path:
+    """The Hydra run directory of the current app (outputs/... unless overridden)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return Path(HydraConfig.get().runtime.output_dir)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never a partial one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, sort_keys=True, default=_jsonable))
+
+
+def _jsonable(x):
+    import numpy as np
+
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x)}")

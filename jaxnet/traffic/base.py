@@ -1,0 +1,130 @@
+"""`TrafficTable`: a traffic pattern compiled on the host, sampled per packet on device.
+
+Every pattern becomes, for each source server, a weighted list of K entries. An entry is
+either "uniform" (router -1: a uniformly random server on any router but the source's
+own, as the papers' uniform traffic), a whole router (server -1: a uniformly random
+server of that router), or one server. Entries are drawn with the alias method, so a
+draw costs two table reads whatever K is.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+UNIFORM = -1  # entry_router value: any server not on the source's router
+ANY_SERVER = -1  # entry_server value: any server of entry_router
+
+
+@dataclasses.dataclass(frozen=True)
+class TrafficTable:
+    """Destination distribution per source server (S servers, K entries each).
+
+    entry_router: int32 [S, K] destination router, or UNIFORM.
+    entry_server: int32 [S, K] server index within that router, or ANY_SERVER.
+    alias_prob: float32 [S, K] alias-method probability of keeping entry k.
+    alias_index: int32 [S, K] entry used instead of k otherwise.
+    rate: float32 [S] generation rate relative to the offered load (0 = silent source).
+    """
+
+    entry_router: np.ndarray
+    entry_server: np.ndarray
+    alias_prob: np.ndarray
+    alias_index: np.ndarray
+    rate: np.ndarray
+
+    @property
+    def n_entries(self) -> int:
+        return int(self.entry_router.shape[1])
+
+    def probabilities(self) -> np.ndarray:
+        """float64 [S, K] probability of each entry (inverts the alias tables; for tests)."""
+        s, k = self.alias_prob.shape
+        prob = self.alias_prob.astype(np.float64) / k
+        np.add.at(prob, (np.repeat(np.arange(s), k), self.alias_index.ravel()),
+                  (1.0 - self.alias_prob.astype(np.float64).ravel()) / k)
+        return prob
+
+    def router_matrix(self, servers_per_router: int) -> np.ndarray:
+        """float64 [S, R] probability that each source server sends to each router."""
+        s, _ = self.entry_router.shape
+        n_routers = s // servers_per_router
+        prob = self.probabilities()
+        out = np.zeros((s, n_routers))
+        rows = np.arange(s)
+        own = rows // servers_per_router
+        for k in range(self.n_entries):
+            router = self.entry_router[:, k]
+            fixed = router >= 0
+            np.add.at(out, (rows[fixed], router[fixed]), prob[fixed, k])
+            spread = prob[~fixed, k] / (n_routers - 1)
+            out[~fixed] += spread[:, None]
+            out[rows[~fixed], own[~fixed]] -= spread
+        return out
+
+
+def from_entries(entry_router, entry_server, weights, rate=None) -> TrafficTable:
+    """Build alias tables from per-source entries and non-negative weights [S, K]."""
+    entry_router = np.asarray(entry_router, np.int32)
+    entry_server = np.asarray(entry_server, np.int32)
+    weights = np.asarray(weights, np.float64)
+    if entry_router.ndim == 1:
+        entry_router, entry_server, weights = entry_router[:, None], entry_server[:, None], weights[:, None]
+    s, k = weights.shape
+    total = weights.sum(axis=1)
+    silent = total <= 0
+    weights = np.where(silent[:, None], 1.0, weights)
+    prob = weights / weights.sum(axis=1, keepdims=True)
+    alias_prob, alias_index = _alias_tables(prob)
+    if rate is None:
+        rate = np.ones(s)
+    rate = np.where(silent, 0.0, np.asarray(rate, np.float64))
+    return TrafficTable(entry_router, entry_server, alias_prob, alias_index, rate.astype(np.float32))
+
+
+def _alias_tables(prob: np.ndarray):
+    """Vose's alias method, row by row: keep[k] and alias[k] with P(k)=(keep+sum alias)/K."""
+    s, k = prob.shape
+    keep = np.ones((s, k), np.float32)
+    alias = np.tile(np.arange(k, dtype=np.int32), (s, 1))
+    if k == 1:
+        return keep, alias
+    for row in range(s):
+        scaled = prob[row] * k
+        small = [i for i in range(k) if scaled[i] < 1.0]
+        large = [i for i in range(k) if scaled[i] >= 1.0]
+        while small and large:
+            lo, hi = small.pop(), large.pop()
+            keep[row, lo] = scaled[lo]
+            alias[row, lo] = hi
+            scaled[hi] -= 1.0 - scaled[lo]
+            (small if scaled[hi] < 1.0 else large).append(hi)
+        for i in small + large:
+            keep[row, i] = 1.0
+    return keep, alias
+
+
+def uniform_table(n_servers: int) -> TrafficTable:
+    """Uniform: every server sends to any server not on its own router."""
+    ones = np.ones(n_servers)
+    return from_entries(np.full(n_servers, UNIFORM), np.full(n_servers, ANY_SERVER), ones)
+
+
+def destination_table(dest_servers, servers_per_router: int) -> TrafficTable:
+    """A fixed mapping: source server i always sends to server dest_servers[i] (-1: silent)."""
+    dest = np.asarray(dest_servers, np.int64)
+    silent = dest < 0
+    safe = np.where(silent, 0, dest)
+    return from_entries(
+        safe // servers_per_router,
+        safe % servers_per_router,
+        np.where(silent, 0.0, 1.0),
+    )
+
+
+def router_destination_table(dest_routers, servers_per_router: int) -> TrafficTable:
+    """A fixed router mapping: every server of router r sends to a random server of dest_routers[r]."""
+    dest = np.repeat(np.asarray(dest_routers, np.int64), servers_per_router)
+    silent = dest < 0
+    return from_entries(np.where(silent, 0, dest), np.full(dest.shape, ANY_SERVER),
+                        np.where(silent, 0.0, 1.0))

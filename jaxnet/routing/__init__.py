@@ -1,0 +1,25 @@
+"""Routing schemes, keyed by config name (`conf/routing/<name>.yaml`)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
+from jaxnet.routing.minimal import Minimal, SourceMinimal
+from jaxnet.topology import require
+
+ROUTINGS: dict[str, type[RoutingScheme]] = {cls.name: cls for cls in (Minimal, SourceMinimal)}
+
+
+def build_routing(cfg: Mapping) -> RoutingScheme:
+    """The scheme a `routing` config group names, with its static options."""
+    params = dict(cfg)
+    name = params.pop("name", None)
+    require(name in ROUTINGS, "routing.name", name, f"one of {sorted(ROUTINGS)}")
+    cls = ROUTINGS[name]
+    try:
+        return cls(**params)
+    except TypeError as err:
+        raise ValueError(f"routing={name}: {err}") from None
+
+
+__all__ = ["NOT_CANDIDATE", "ROUTINGS", "RoutingScheme", "build_routing"]

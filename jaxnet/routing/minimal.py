@@ -1,0 +1,80 @@
+"""Graph-minimal routing: adaptive among all next hops on a shortest path, or one
+shortest path drawn uniformly at injection and followed (`source_minimal`)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme, minimal_port_words, port_bits
+from jaxnet.sim import packets as pk
+from jaxnet.sim.packets import hash_words, uniform01
+
+
+class MinimalTables(NamedTuple):
+    """closer: uint32 [R, R, W] minimal-port bit words (see `minimal_port_words`)."""
+
+    closer: jnp.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Minimal(RoutingScheme):
+    """Hop-by-hop adaptive among all minimal next hops; lowest output occupancy wins."""
+
+    name: ClassVar[str] = "minimal"
+
+    def build_tables(self, topo):
+        return MinimalTables(minimal_port_words(topo))
+
+    def max_hops(self, topo, tables):
+        return topo.diameter
+
+    def candidates(self, tables, router, packets, ports):
+        ok = port_bits(tables.closer[router, packets[:, pk.DST_R]], ports)
+        return jnp.where(ok, 0, NOT_CANDIDATE), self.hop_vc(packets, ports)
+
+
+class SourceMinimalTables(NamedTuple):
+    """closer: uint32 [R, R, W] minimal-port bits; neighbor: int32 [R, P];
+    path_counts: float32 [R, R] number of shortest paths between router pairs."""
+
+    closer: jnp.ndarray
+    neighbor: jnp.ndarray
+    path_counts: jnp.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceMinimal(RoutingScheme):
+    """One shortest path per packet, uniform over all shortest paths.
+
+    The path is fixed at injection by the packet's random word (field PATH): at each hop
+    the next router n is chosen with probability paths(n, t) / paths(here, t) using a
+    hash of (PATH, hops), which composes to a uniform draw over all shortest paths
+    without storing the path.
+    """
+
+    name: ClassVar[str] = "source_minimal"
+
+    def build_tables(self, topo):
+        return SourceMinimalTables(
+            minimal_port_words(topo),
+            np.maximum(topo.neighbor, 0).astype(np.int32),
+            topo.path_counts.astype(np.float32),
+        )
+
+    def max_hops(self, topo, tables):
+        return topo.diameter
+
+    def candidates(self, tables, router, packets, ports):
+        dst = packets[:, pk.DST_R]
+        ok = port_bits(tables.closer[router, dst], ports)
+        weight = jnp.where(ok, tables.path_counts[tables.neighbor[router], dst[:, None]], 0.0)
+        cumulative = jnp.cumsum(weight, axis=1)
+        u = uniform01(hash_words(packets[:, pk.PATH], packets[:, pk.HOPS]))
+        target = u * cumulative[:, -1:]
+        chosen = jnp.sum(cumulative <= target, axis=1, keepdims=True)  # first port past u
+        chosen = jnp.minimum(chosen, ports - 1)
+        take = (jnp.arange(ports)[None, :] == chosen) & ok
+        return jnp.where(take, 0, NOT_CANDIDATE), self.hop_vc(packets, ports)

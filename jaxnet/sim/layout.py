@@ -1,0 +1,170 @@
+"""Static structure of a simulation: sizes (part of the jit cache key) and index arrays.
+
+Ports are numbered per router: inputs 0..P-1 are network ports, P..P+p-1 injection
+ports (one per server); outputs 0..P-1 network ports, P..P+p-1 ejection ports. Flat ids:
+input port i = r * (P + p) + port, output port o likewise, and a (port, VC) pair is
+port_id * V + vc.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Mapping, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.topology import Topology, require
+
+
+@dataclasses.dataclass(frozen=True)
+class RouterSpec:
+    """The `router` config group, validated. Buffers in packets, sizes in phits, times in cycles."""
+
+    vcs: int = 4
+    input_buffer: int = 4
+    output_buffer: int = 2
+    packet_size: int = 16
+    link_latency: int | tuple[tuple[str, int], ...] = 1
+    router_latency: int = 0
+    crossbar_speedup: int = 1
+    source_queue: int = 20
+    vc_policy: str = "hops"
+
+    @classmethod
+    def from_config(cls, cfg: Mapping) -> "RouterSpec":
+        known = {f.name for f in dataclasses.fields(cls)}
+        extra = sorted(set(cfg) - known)
+        require(not extra, "router", extra, f"unknown keys; allowed: {sorted(known)}")
+        values = dict(cfg)
+        latency = values.get("link_latency", 1)
+        if isinstance(latency, Mapping):
+            values["link_latency"] = tuple(sorted((str(k), int(v)) for k, v in latency.items()))
+        spec = cls(**values)
+        spec.validate()
+        return spec
+
+    def validate(self) -> None:
+        for name in ("vcs", "input_buffer", "output_buffer", "packet_size", "crossbar_speedup",
+                     "source_queue"):
+            value = getattr(self, name)
+            require(isinstance(value, int) and value >= 1, f"router.{name}", value, "an integer >= 1")
+        require(self.vcs <= 64, "router.vcs", self.vcs, "at most 64")
+        require(isinstance(self.router_latency, int) and self.router_latency >= 0,
+                "router.router_latency", self.router_latency, "an integer >= 0")
+        for cls_name, cycles in self.latency_by_class().items():
+            require(isinstance(cycles, int) and cycles >= 1, f"router.link_latency.{cls_name}",
+                    cycles, "an integer >= 1 (cycles)")
+        require(self.vc_policy in ("hops",), "router.vc_policy", self.vc_policy,
+                "one of ['hops'] (routing schemes may define their own)")
+
+    def latency_by_class(self) -> dict:
+        if isinstance(self.link_latency, int):
+            return {"*": self.link_latency}
+        return dict(self.link_latency)
+
+    def latency_of(self, class_name: str) -> int:
+        table = self.latency_by_class()
+        if "*" in table:
+            return table["*"]
+        require(class_name in table, "router.link_latency", dict(table),
+                f"a latency for every link class of the topology (missing {class_name!r})")
+        return table[class_name]
+
+    @property
+    def transfer_cycles(self) -> int:
+        """Cycles a granted input VC needs to move a whole packet through the crossbar."""
+        return math.ceil(self.packet_size / self.crossbar_speedup)
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Sizes of every state array; hashable, so it is part of the jit cache key."""
+
+    routers: int
+    ports: int  # network ports per router (P)
+    servers_per_router: int  # p
+    router: RouterSpec
+    max_hops: int  # longest route of the routing scheme, in router-to-router hops
+
+    @property
+    def vcs(self) -> int:
+        return self.router.vcs
+
+    @property
+    def in_ports(self) -> int:
+        return self.routers * (self.ports + self.servers_per_router)
+
+    @property
+    def out_ports(self) -> int:
+        return self.in_ports
+
+    @property
+    def ports_per_router(self) -> int:
+        return self.ports + self.servers_per_router
+
+    @property
+    def servers(self) -> int:
+        return self.routers * self.servers_per_router
+
+    @property
+    def in_vcs(self) -> int:
+        return self.in_ports * self.vcs
+
+    @property
+    def out_vcs(self) -> int:
+        return self.out_ports * self.vcs
+
+
+class NetArrays(NamedTuple):
+    """Index arrays of the wiring, shared by every simulation of a batch.
+
+    in_router: int32 [in_vcs] router of each input (port, VC).
+    in_latency: int32 [in_vcs] latency of the link feeding each input (port, VC) (credit delay).
+    out_down: int32 [out_ports] downstream input port of each network output, -1 otherwise.
+    out_latency: int32 [out_ports] latency of each output link (server links: 1).
+    out_network: bool [out_ports] output is a router-to-router port that exists.
+    inject_vc: int32 [servers, V] input (port, VC) ids of each server's injection port.
+    """
+
+    in_router: jnp.ndarray
+    in_latency: jnp.ndarray
+    out_down: jnp.ndarray
+    out_latency: jnp.ndarray
+    out_network: jnp.ndarray
+    inject_vc: jnp.ndarray
+
+
+def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
+    """Wiring of `topo` as flat index arrays (host side, once)."""
+    r_count, ports, p = layout.routers, layout.ports, layout.servers_per_router
+    width = ports + p
+    spec = layout.router
+    latency_of_class = np.array([spec.latency_of(n) for n in topo.link_class_names], np.int32)
+
+    routers = np.arange(r_count)
+    in_router = np.repeat(routers, width * layout.vcs).astype(np.int32)
+
+    net_latency = np.where(topo.neighbor >= 0, latency_of_class[np.maximum(topo.link_class, 0)], 1)
+    server_latency = np.ones((r_count, p), np.int32)
+    out_latency = np.concatenate([net_latency, server_latency], axis=1).astype(np.int32)
+
+    # Input port (r, q) is fed by the link from neighbor[r, q]: same link, same latency.
+    in_latency = out_latency.copy()
+
+    down = np.where(topo.neighbor >= 0, topo.neighbor * width + topo.peer_port, -1)
+    out_down = np.concatenate([down, np.full((r_count, p), -1)], axis=1).astype(np.int32)
+    out_network = np.concatenate([topo.neighbor >= 0, np.zeros((r_count, p), bool)], axis=1)
+
+    servers = np.arange(layout.servers)
+    inject_port = (servers // p) * width + ports + servers % p
+    inject_vc = (inject_port[:, None] * layout.vcs + np.arange(layout.vcs)[None, :]).astype(np.int32)
+
+    return NetArrays(
+        in_router=jnp.asarray(in_router),
+        in_latency=jnp.asarray(np.repeat(in_latency.ravel(), layout.vcs)),
+        out_down=jnp.asarray(out_down.ravel()),
+        out_latency=jnp.asarray(out_latency.ravel()),
+        out_network=jnp.asarray(out_network.ravel()),
+        inject_vc=jnp.asarray(inject_vc),
+    )

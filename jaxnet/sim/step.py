@@ -1,0 +1,248 @@
+"""One router cycle of the whole network, as a pure function of the state.
+
+Order inside a cycle (DESIGN section 3): free slots whose tail left / credit returned;
+route every input-buffer head; drop candidates whose output VC is held or full; select
+by cost + occupancy, then at random; allocate each output (port, VC) to one random
+requester; move winners to output buffers; start one packet per idle output link (VCs
+round-robin, downstream credits for the whole packet required); servers inject; servers
+generate. Packets are records; phit timing is kept in their timestamps: a head that
+reaches a buffer at cycle READY may move on in that same cycle (virtual cut-through), a
+link or crossbar stays busy for the packet's length, and slots free when the tail leaves.
+With link latency 1 an uncontended packet needs L + H cycles from its head entering the
+first router to its tail reaching the destination server (docs/engine.md).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
+from jaxnet.sim import packets as pk
+from jaxnet.sim.layout import Layout, NetArrays
+from jaxnet.sim.rings import heads, pop_front, pop_heads, push, release
+from jaxnet.sim.state import SimState
+
+UNAVAILABLE = 1 << 30
+_NONE = jnp.iinfo(jnp.int32).max
+_COST_CAP = (1 << 16) - 2  # keeps every packed key below _NONE
+
+
+class Traffic(NamedTuple):
+    """A `TrafficTable` on device (see jaxnet/traffic/base.py), per simulation."""
+
+    entry_router: jnp.ndarray
+    entry_server: jnp.ndarray
+    alias_prob: jnp.ndarray
+    alias_index: jnp.ndarray
+    rate: jnp.ndarray
+
+
+class Params(NamedTuple):
+    """Traced inputs: changing them never recompiles.
+
+    load: float32 [] offered load, phits/cycle/server.
+    traffic: Traffic of this simulation.
+    warmup, measure: int32 [] the measurement window is [warmup, warmup + measure).
+    watchdog: int32 [] cycles without movement (packets inside) that count as deadlock.
+    """
+
+    load: jnp.ndarray
+    traffic: Traffic
+    warmup: jnp.ndarray
+    measure: jnp.ndarray
+    watchdog: jnp.ndarray
+
+
+def sample_destinations(traffic: Traffic, layout: Layout, seed, cycle):
+    """(server, router) int32 [S] destinations drawn from the pattern for every server."""
+    s, p = layout.servers, layout.servers_per_router
+    k = traffic.alias_prob.shape[1]
+    column = pk.below(pk.random_bits(seed, cycle, pk.RNG_ALIAS_COLUMN, s), k)
+    rows = jnp.arange(s)
+    keep = pk.uniform01(pk.random_bits(seed, cycle, pk.RNG_ALIAS_COIN, s)) < traffic.alias_prob[rows, column]
+    entry = jnp.where(keep, column, traffic.alias_index[rows, column])
+    router = traffic.entry_router[rows, entry]
+    server = traffic.entry_server[rows, entry]
+    pick = pk.random_bits(seed, cycle, pk.RNG_SERVER, s)
+    own_first = (rows // p) * p
+    uniform = pk.below(pick, s - p)
+    uniform = jnp.where(uniform >= own_first, uniform + p, uniform)
+    at_router = router * p + jnp.where(server >= 0, server, pk.below(pick, p))
+    dst = jnp.where(router < 0, uniform, at_router)
+    return dst, dst // p
+
+
+def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
+               state: SimState) -> SimState:
+    """Advance one simulation by one cycle."""
+    spec = layout.router
+    size, v_count, ports = spec.packet_size, layout.vcs, layout.ports
+    width, p_srv = layout.ports_per_router, layout.servers_per_router
+    depth_in, depth_out = spec.input_buffer, spec.output_buffer
+    t = state.cycle
+    stats = state.stats
+    in_window = lambda c: (c >= params.warmup) & (c < params.warmup + params.measure)  # noqa: E731
+    vc_ids = jnp.arange(v_count)
+
+    inputs = release(state.inputs, t, depth_in)
+    outputs = release(state.outputs, t, depth_out)
+
+    # ---- availability and occupancy of every output (port, VC), in phits ----------------
+    down_vc = jnp.where(net.out_down[:, None] >= 0, net.out_down[:, None] * v_count + vc_ids, 0)
+    downstream = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc], 0).reshape(-1)
+    requestable = (state.out_held <= t) & (outputs.taken < depth_out)
+    out_cost = jnp.where(requestable, size * (outputs.taken + downstream), UNAVAILABLE)
+
+    # ---- route computation and selection for every input-buffer head ----------------------
+    in_row, head, waiting = heads(inputs, depth_in)
+    router = net.in_router
+    active = waiting & (head[:, pk.READY] + spec.router_latency <= t) & (state.in_busy <= t)
+    at_dest = head[:, pk.DST_R] == router
+
+    cost, vc = routing.candidates(tables, router, head, ports)
+    port_ids = jnp.arange(ports)
+    cand_vc = (router[:, None] * width + port_ids) * v_count + vc
+    cand_out = out_cost[cand_vc]
+    usable = (cost < NOT_CANDIDATE) & (cand_out < UNAVAILABLE)
+    total = jnp.minimum(cost + jnp.where(usable, cand_out, 0), _COST_CAP)
+    select_bits = pk.random_bits(state.seed, t, pk.RNG_SELECT, head.shape[0])
+    tie = ((select_bits[:, None] * jnp.asarray(2 * port_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
+    key = jnp.where(usable, (total << 15) | (tie << 7) | port_ids, _NONE)
+    best = key.min(axis=1)
+    best_port = best & 0x7F
+    net_vc = jnp.take_along_axis(cand_vc, best_port[:, None], axis=1)[:, 0]
+    no_route = active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1)
+
+    free_vc = jnp.where(out_cost.reshape(-1, v_count) < UNAVAILABLE, vc_ids, v_count).min(axis=1)
+    eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * p_srv
+    eject_vc = free_vc[eject_port]
+    request = active & jnp.where(at_dest, eject_vc < v_count, best != _NONE)
+    out_vc = jnp.where(at_dest, eject_port * v_count + eject_vc, net_vc)
+
+    # ---- allocation: each output (port, VC) grants one random requester -------------------
+    local_bits = max(1, (width * v_count - 1).bit_length())
+    local = jnp.arange(head.shape[0], dtype=jnp.int32) - router * (width * v_count)
+    alloc_bits = pk.random_bits(state.seed, t, pk.RNG_ALLOCATE, head.shape[0])
+    bid = ((alloc_bits >> (local_bits + 1)).astype(jnp.int32) << local_bits) | local
+    winner = jnp.full(layout.out_vcs, -1, jnp.int32).at[
+        jnp.where(request, out_vc, layout.out_vcs)].max(bid, mode="drop")
+    granted = request & (winner[out_vc] == bid)
+
+    # ---- transfer input -> output buffer -------------------------------------------------
+    tail_out = jnp.maximum(t + spec.transfer_cycles - 1, head[:, pk.READY] + size - 1)
+    inputs = pop_heads(inputs, in_row, granted, tail_out + 1 + net.in_latency)
+    in_busy = jnp.where(granted, tail_out + 1, state.in_busy)
+    hop_port = jnp.where(at_dest, -1, best_port)
+    moved = routing.on_hop(tables, router, head, hop_port)
+    moved = moved.at[:, pk.HOPS].add((~at_dest).astype(jnp.int32)).at[:, pk.READY].set(t)
+    outputs = push(outputs, out_vc, granted, moved, depth_out)
+    out_held = state.out_held.at[jnp.where(granted, out_vc, layout.out_vcs)].set(
+        tail_out + 1, mode="drop")
+
+    # ---- link traversal: each idle output link starts one packet --------------------------
+    out_row, out_head, out_waiting = heads(outputs, depth_out)
+    credit = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc] < depth_in, True)
+    eligible = (out_waiting & (out_head[:, pk.READY] <= t)).reshape(-1, v_count) & credit
+    rr = state.port_rr[:, None]
+    order = jnp.where(vc_ids >= rr, vc_ids - rr, vc_ids - rr + v_count)
+    first = jnp.where(eligible, order, v_count).min(axis=1)
+    send = (state.port_busy <= t) & (first < v_count)
+    send_vc = jnp.where(first + state.port_rr >= v_count, first + state.port_rr - v_count,
+                        first + state.port_rr)
+    leaving = (send[:, None] & (vc_ids == send_vc[:, None])).reshape(-1)
+    outputs = pop_heads(outputs, out_row, leaving, t + size)
+    port_busy = jnp.where(send, t + size, state.port_busy)
+    port_rr = jnp.where(send, jnp.where(send_vc + 1 == v_count, 0, send_vc + 1), state.port_rr)
+    sent = out_head.reshape(-1, v_count, pk.N_FIELDS)[jnp.arange(layout.out_ports), send_vc]
+
+    to_router = send & net.out_network
+    arriving = sent.at[:, pk.READY].set(t + net.out_latency)
+    inputs = push(inputs, net.out_down * v_count + send_vc, to_router, arriving, depth_in)
+
+    to_server = send & ~net.out_network
+    done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
+    counted = to_server & in_window(done)
+    counted_i = counted.astype(jnp.int32)
+    consumed = stats.consumed.at[jnp.where(counted, sent[:, pk.DST], layout.servers)].add(
+        1, mode="drop")
+    message_latency = pk.wide_add(stats.message_latency,
+                                  jnp.sum(counted_i * (done - sent[:, pk.CREATED])))
+    network_latency = pk.wide_add(stats.network_latency,
+                                  jnp.sum(counted_i * (done - sent[:, pk.INJECTED])))
+    hop_bins = jnp.minimum(sent[:, pk.HOPS], layout.max_hops)
+    hops = pk.wide_add(stats.hops, jnp.zeros(layout.max_hops + 1, jnp.int32).at[hop_bins].add(counted_i))
+    link_packets = stats.link_packets + (to_router & in_window(t)).astype(jnp.int32)
+
+    # ---- injection: servers move queued packets into their injection buffers --------------
+    queue = state.queue
+    s_count, q_depth = layout.servers, spec.source_queue
+    servers = jnp.arange(s_count)
+    q_head = queue.slots[servers * q_depth + queue.first]
+    room = inputs.taken[net.inject_vc] < depth_in
+    inject_vc = jnp.where(room, vc_ids, v_count).min(axis=1)
+    inject = (state.server_busy <= t) & (queue.taken > 0) & (inject_vc < v_count)
+    src_router = servers // p_srv
+    new = jnp.zeros((s_count, pk.N_FIELDS), jnp.int32)
+    new = new.at[:, pk.DST].set(q_head[:, pk.Q_DST]).at[:, pk.DST_R].set(q_head[:, pk.Q_DST_R])
+    new = new.at[:, pk.CREATED].set(q_head[:, pk.Q_CREATED])
+    new = new.at[:, pk.INJECTED].set(t + 1).at[:, pk.READY].set(t + 1)
+    new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
+    new = routing.at_injection(tables, src_router, new,
+                               pk.random_bits(state.seed, t, pk.RNG_INJECT, s_count))
+    inject_ring = net.inject_vc[servers, jnp.minimum(inject_vc, v_count - 1)]
+    inputs = push(inputs, inject_ring, inject, new, depth_in)
+    queue = pop_front(queue, inject, q_depth)
+    server_busy = jnp.where(inject, t + size, state.server_busy)
+    injected = stats.injected + (inject & in_window(t + 1)).astype(jnp.int32)
+
+    # ---- generation: Bernoulli(load * rate / L) per server --------------------------------
+    chance = params.load * params.traffic.rate / size
+    generate = pk.uniform01(pk.random_bits(state.seed, t, pk.RNG_GENERATE, s_count)) < chance
+    dst, dst_router = sample_destinations(params.traffic, layout, state.seed, t)
+    fits = queue.taken < q_depth
+    enqueue = generate & fits
+    entry = jnp.stack([dst, dst_router, jnp.full_like(dst, t)], axis=1)
+    queue = push(queue, servers, enqueue, entry, q_depth)
+    window_now = in_window(t)
+    generated = stats.generated + (enqueue & window_now).astype(jnp.int32)
+    missed = stats.missed + (generate & ~fits & window_now).astype(jnp.int32)
+
+    # ---- occupancy, conservation and watchdog ---------------------------------------------
+    window_i = window_now.astype(jnp.int32)
+    waiting_in = (inputs.taken - inputs.gone).reshape(-1, v_count).sum(axis=0)
+    waiting_out = (outputs.taken - outputs.gone).reshape(-1, v_count).sum(axis=0)
+    n_inject, n_eject = jnp.sum(inject, dtype=jnp.int32), jnp.sum(to_server, dtype=jnp.int32)
+    in_network = stats.in_network + n_inject - n_eject
+    moving = jnp.any(granted) | jnp.any(send)
+    last_move = jnp.where(moving, t, stats.last_move)
+    stuck = (in_network > 0) & (t - last_move > params.watchdog) & (stats.deadlock_at < 0)
+
+    stats = stats._replace(
+        generated=generated, missed=missed, injected=injected, consumed=consumed,
+        message_latency=message_latency, network_latency=network_latency, hops=hops,
+        link_packets=link_packets,
+        input_occupancy=pk.wide_add(stats.input_occupancy, waiting_in * window_i),
+        output_occupancy=pk.wide_add(stats.output_occupancy, waiting_out * window_i),
+        no_route=pk.wide_add(stats.no_route, jnp.sum(no_route, dtype=jnp.int32) * window_i),
+        generated_all=pk.wide_add(stats.generated_all, jnp.sum(enqueue, dtype=jnp.int32)),
+        consumed_all=pk.wide_add(stats.consumed_all, n_eject),
+        in_network=in_network, last_move=last_move,
+        deadlock_at=jnp.where(stuck, t, stats.deadlock_at),
+    )
+    return SimState(
+        cycle=t + 1, seed=state.seed, inputs=inputs, outputs=outputs, queue=queue,
+        in_busy=in_busy, out_held=out_held, port_busy=port_busy, port_rr=port_rr,
+        server_busy=server_busy, stats=stats,
+    )
+
+
+def run_cycles(layout, routing, net, tables, params, state, n_cycles: int):
+    """Advance `n_cycles` cycles with lax.scan (one simulation; vmap for a batch)."""
+
+    def body(carry, _):
+        return cycle_step(layout, routing, net, tables, params, carry), None
+
+    state, _ = jax.lax.scan(body, state, None, length=n_cycles)
+    return state

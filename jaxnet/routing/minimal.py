@@ -73,7 +73,7 @@ class SourceMinimal(RoutingScheme):
         weight = jnp.where(ok, tables.path_counts[tables.neighbor[router], dst[:, None]], 0.0)
         cumulative = jnp.cumsum(weight, axis=1)
         u = uniform01(hash_words(packets[:, pk.PATH], packets[:, pk.HOPS]))
-        target = u * cumulative[:, -1:]
+        target = u[:, None] * cumulative[:, -1:]
         chosen = jnp.sum(cumulative <= target, axis=1, keepdims=True)  # first port past u
         chosen = jnp.minimum(chosen, ports - 1)
         take = (jnp.arange(ports)[None, :] == chosen) & ok

@@ -40,11 +40,9 @@ class RouterSpec:
         latency = values.get("link_latency", 1)
         if isinstance(latency, Mapping):
             values["link_latency"] = tuple(sorted((str(k), int(v)) for k, v in latency.items()))
-        spec = cls(**values)
-        spec.validate()
-        return spec
+        return cls(**values)
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         for name in ("vcs", "input_buffer", "output_buffer", "packet_size", "crossbar_speedup",
                      "source_queue"):
             value = getattr(self, name)

@@ -1,0 +1,19 @@
+"""Shared fixtures: tiny networks built straight from networkx, so engine tests do not
+depend on any particular topology builder."""
+import networkx as nx
+import pytest
+
+from jaxnet.routing import build_routing
+from jaxnet.sim.layout import RouterSpec
+from jaxnet.sim.run import Network
+from jaxnet.topology import from_graph
+
+
+def make_network(graph, servers_per_router=2, routing="minimal", **router):
+    topo = from_graph(nx.convert_node_labels_to_integers(graph), "test", servers_per_router)
+    return Network.build(topo, build_routing({"name": routing}), RouterSpec(**router))
+
+
+@pytest.fixture(scope="session")
+def small_rrg():
+    return make_network(nx.random_regular_graph(4, 16, seed=3), servers_per_router=2, vcs=4)

@@ -1,0 +1,119 @@
+"""Exact properties of the engine: zero-load latency, conservation, credits, determinism,
+batch invariance and no recompilation."""
+import jax
+import networkx as nx
+import numpy as np
+import pytest
+
+from conftest import make_network
+from jaxnet.sim.packets import wide_value
+from jaxnet.sim.run import Window, compiled_advance, simulate
+
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "cycles_simulated"}
+
+
+def _only(router_from, router_to, n_routers):
+    routers = [-1] * n_routers
+    routers[router_from] = router_to
+    return {"name": "destination_table", "routers": routers}
+
+
+@pytest.mark.parametrize(
+    "packet_size, router_latency, link_latency, speedup",
+    [(16, 0, 1, 1), (4, 0, 1, 1), (16, 2, 1, 1), (8, 0, 3, 1), (16, 1, 2, 2)],
+)
+def test_zero_load_latency_formula(packet_size, router_latency, link_latency, speedup):
+    """Network latency = L + H*link_latency + (H+1)*router_latency, message = network + 2."""
+    hops = 3
+    network = make_network(nx.path_graph(hops + 1), servers_per_router=1, vcs=hops,
+                           packet_size=packet_size, router_latency=router_latency,
+                           link_latency=link_latency, crossbar_speedup=speedup)
+    load = 0.002 * packet_size  # about one packet per 500 cycles: never two at once
+    rows, _ = simulate(network, _only(0, hops, hops + 1), [(load, 7)], Window(0, 6000, chunk=1000))
+    row = rows[0]
+    assert row["packets_consumed"] >= 5
+    expected = packet_size + hops * link_latency + (hops + 1) * router_latency
+    assert row["network_latency"] == expected
+    assert row["message_latency"] == expected + 2
+    assert row["average_hops"] == hops
+
+
+def _check_invariants(network, state, index):
+    layout = network.layout
+    pick = lambda a: np.asarray(a[index])  # noqa: E731
+    for rings, depth in ((state.inputs, layout.router.input_buffer),
+                         (state.outputs, layout.router.output_buffer),
+                         (state.queue, layout.router.source_queue)):
+        taken, gone = pick(rings.taken), pick(rings.gone)
+        assert (taken >= 0).all() and (taken <= depth).all()  # credits within [0, capacity]
+        assert (gone >= 0).all() and (gone <= taken).all()
+    waiting = lambda r: int((pick(r.taken) - pick(r.gone)).sum())  # noqa: E731
+    in_routers = waiting(state.inputs) + waiting(state.outputs)
+    queued = int(pick(state.queue.taken).sum())
+    generated = int(wide_value(pick(state.stats.generated_all)))
+    consumed = int(wide_value(pick(state.stats.consumed_all)))
+    assert generated == consumed + in_routers + queued
+    assert int(pick(state.stats.in_network)) == in_routers
+    assert generated > 0
+
+
+@pytest.mark.parametrize("routing", ["minimal", "source_minimal"])
+def test_conservation_and_credits(routing):
+    network = make_network(nx.random_regular_graph(4, 12, seed=5), servers_per_router=3,
+                           routing=routing, vcs=4)
+    points = [(0.2, 1), (0.7, 2), (1.0, 3)]
+    rows, state = simulate(network, {"name": "uniform"}, points, Window(300, 1200, chunk=300))
+    for i, row in enumerate(rows):
+        _check_invariants(network, state, i)
+        assert not row["deadlock"]
+    assert rows[0]["accepted_load"] == pytest.approx(0.2, rel=0.15)
+
+
+def test_same_seed_same_result_and_batch_invariance(small_rrg):
+    window = Window(200, 800, chunk=250)
+    alone, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
+    again, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
+    batch, _ = simulate(small_rrg, {"name": "uniform"}, [(0.9, 4), (0.5, 11), (0.1, 2)], window)
+    strip = lambda row: {k: v for k, v in row.items() if k not in TIMING_KEYS}  # noqa: E731
+    assert strip(alone[0]) == strip(again[0])
+    assert strip(alone[0]) == strip(batch[1])
+    other, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 12)], window)
+    assert strip(other[0]) != strip(alone[0])
+
+
+def test_loads_and_seeds_do_not_recompile(small_rrg):
+    window = Window(100, 200, chunk=150)
+    simulate(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
+    advance = compiled_advance(small_rrg.layout, small_rrg.routing, window.chunk)
+    before = advance._cache_size()
+    simulate(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
+    simulate(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)
+    assert advance._cache_size() == before == 1
+
+
+def test_too_few_vcs_is_a_clear_error():
+    with pytest.raises(ValueError, match="router.vcs"):
+        make_network(nx.path_graph(5), vcs=2)
+
+
+@pytest.mark.parametrize("field, value", [("input_buffer", 0), ("packet_size", -1)])
+def test_bad_router_parameters(field, value):
+    with pytest.raises(ValueError, match=f"router.{field}"):
+        make_network(nx.path_graph(3), **{field: value})
+
+
+def test_bad_loads(small_rrg):
+    with pytest.raises(ValueError, match="sim.loads"):
+        simulate(small_rrg, {"name": "uniform"}, [(1.5, 1)], Window(10, 10))
+
+
+def test_wide_counter_is_exact_past_int32():
+    import jax.numpy as jnp
+
+    from jaxnet.sim.packets import wide_add
+
+    counter = jnp.zeros(2, jnp.int32)
+    step = jax.jit(lambda c: wide_add(c, jnp.int32((1 << 30) - 1)))
+    for _ in range(5):
+        counter = step(counter)
+    assert int(wide_value(counter)) == 5 * ((1 << 30) - 1)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ def friendly_errors(task):
 
     @functools.wraps(task)
     def wrapped(cfg):
+        logging.getLogger("jax").setLevel(logging.WARNING)  # Hydra sets the root to INFO
         try:
             return task(cfg)
         except ValueError as err:

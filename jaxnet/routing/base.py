@@ -50,16 +50,18 @@ class RoutingScheme:
         return packets.at[:, pk.PATH].set(bits.astype(jnp.int32))
 
     def candidates(self, tables, router, packets, ports: int):
-        """(cost int32 [N, ports], vc int32 [N, ports]) for packets not yet at their router."""
+        """(cost int32 [N, ports], vc int32 [N] or [N, ports]) for packets not at their router.
+
+        A vc of shape [N] means the same VC on every port (cheaper for the engine)."""
         raise NotImplementedError
 
     def on_hop(self, tables, router, packets, port):
         """Update routing fields when a packet is sent through network `port` (int32 [N])."""
         return packets
 
-    def hop_vc(self, packets, ports: int):
-        """Default VC policy: VC index = router-to-router hops taken so far."""
-        return jnp.broadcast_to(packets[:, pk.HOPS, None], (packets.shape[0], ports))
+    def hop_vc(self, packets):
+        """Default VC policy: VC index = router-to-router hops taken so far (int32 [N])."""
+        return packets[:, pk.HOPS]
 
 
 def minimal_port_words(topo: Topology) -> np.ndarray:

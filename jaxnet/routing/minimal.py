@@ -33,7 +33,7 @@ class Minimal(RoutingScheme):
 
     def candidates(self, tables, router, packets, ports):
         ok = port_bits(tables.closer[router, packets[:, pk.DST_R]], ports)
-        return jnp.where(ok, 0, NOT_CANDIDATE), self.hop_vc(packets, ports)
+        return jnp.where(ok, 0, NOT_CANDIDATE), self.hop_vc(packets)
 
 
 class SourceMinimalTables(NamedTuple):
@@ -77,4 +77,4 @@ class SourceMinimal(RoutingScheme):
         chosen = jnp.sum(cumulative <= target, axis=1, keepdims=True)  # first port past u
         chosen = jnp.minimum(chosen, ports - 1)
         take = (jnp.arange(ports)[None, :] == chosen) & ok
-        return jnp.where(take, 0, NOT_CANDIDATE), self.hop_vc(packets, ports)
+        return jnp.where(take, 0, NOT_CANDIDATE), self.hop_vc(packets)

@@ -94,6 +94,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     downstream = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc], 0).reshape(-1)
     requestable = (state.out_held <= t) & (outputs.taken < depth_out)
     out_cost = jnp.where(requestable, size * (outputs.taken + downstream), UNAVAILABLE)
+    # materialise once: otherwise XLA recomputes it inside every per-candidate gather
+    out_cost = jax.lax.optimization_barrier(out_cost)
 
     # ---- route computation and selection for every input-buffer head ----------------------
     in_row, head, waiting = heads(inputs, depth_in)
@@ -103,8 +105,12 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
 
     cost, vc = routing.candidates(tables, router, head, ports)
     port_ids = jnp.arange(ports)
-    cand_vc = (router[:, None] * width + port_ids) * v_count + vc
-    cand_out = out_cost[cand_vc]
+    if vc.ndim == 1:  # one VC for every port: read whole rows of the [V, R, width] view
+        by_vc = out_cost.reshape(layout.routers, width, v_count).transpose(2, 0, 1)
+        by_vc = jax.lax.optimization_barrier(by_vc.reshape(v_count * layout.routers, width))
+        cand_out = by_vc[vc * layout.routers + router][:, :ports]
+    else:
+        cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + vc]
     usable = (cost < NOT_CANDIDATE) & (cand_out < UNAVAILABLE)
     total = jnp.minimum(cost + jnp.where(usable, cand_out, 0), _COST_CAP)
     select_bits = pk.random_bits(state.seed, t, pk.RNG_SELECT, head.shape[0])
@@ -112,7 +118,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     key = jnp.where(usable, (total << 15) | (tie << 7) | port_ids, _NONE)
     best = key.min(axis=1)
     best_port = best & 0x7F
-    net_vc = jnp.take_along_axis(cand_vc, best_port[:, None], axis=1)[:, 0]
+    best_vc = vc if vc.ndim == 1 else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
+    net_vc = (router * width + best_port) * v_count + best_vc
     no_route = active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1)
 
     free_vc = jnp.where(out_cost.reshape(-1, v_count) < UNAVAILABLE, vc_ids, v_count).min(axis=1)

@@ -2,17 +2,25 @@
 
 A scheme is a frozen (hashable) dataclass holding its static options; its tables are a
 pytree of arrays built once on the host and passed to the jitted step as traced inputs
-(so e.g. path weights can change without recompiling). Per cycle, for the packets at the
-heads of input buffers, `candidates` returns for every network port a cost in phit units
-(NOT_CANDIDATE if the port may not be taken) and the VC to use there. The engine adds the
-occupancy of that output VC (its output buffer plus the credits consumed downstream, in
-phits), keeps the lowest total and breaks ties at random. A strict priority is a cost
-offset larger than any occupancy. Costs plus occupancy are clipped at 2**16 - 1.
+(so e.g. path weights can change without recompiling). Every cycle, for the packets at
+the heads of input buffers that are not yet at their destination router, `candidates`
+returns a `Candidates`:
+
+  cost  int32 [N, P]: per network port, a cost in phit units, NOT_CANDIDATE if the port
+        may not be taken. A strict priority is a cost offset larger than any occupancy.
+  vc    int32 [N] or [N, P], or None: the VC to request on each port; None applies the
+        router's VC policy (`router.vc_policy`: VC = hops so far, or hops so far on
+        links of the same class).
+  scale int32 [N, P] or None: multiplier of the occupancy (UGAL-style hop weighting).
+
+The engine adds scale x occupancy of that output VC (its output buffer plus the credits
+consumed downstream, in phits), keeps the lowest total and breaks ties at random.
+Totals are clipped at 2**16 - 2.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -23,11 +31,20 @@ from jaxnet.topology import Topology
 NOT_CANDIDATE = 1 << 30
 
 
+class Candidates(NamedTuple):
+    cost: jnp.ndarray
+    vc: jnp.ndarray | None = None
+    scale: jnp.ndarray | None = None
+
+
 @dataclasses.dataclass(frozen=True)
 class RoutingScheme:
-    """Base class: hop-index VCs, nothing stored at injection, nothing changed per hop."""
+    """Base class. Subclasses set `name` and implement build_tables, max_hops, candidates."""
 
     name: ClassVar[str] = "base"
+    # True if the scheme redraws routing fields of packets blocked at the head of an
+    # injection buffer (`on_blocked`); the engine skips that work otherwise.
+    recomputes: ClassVar[bool] = False
 
     def build_tables(self, topo: Topology) -> Any:
         """Host-side tables (a pytree of numpy arrays)."""
@@ -37,8 +54,14 @@ class RoutingScheme:
         """Longest route in router-to-router hops (sizes the hop histogram and VC check)."""
         raise NotImplementedError
 
-    def vcs_needed(self, topo: Topology, tables: Any) -> int:
-        """VCs the scheme's VC policy needs; default VC = hops so far."""
+    def max_class_hops(self, topo: Topology, tables: Any) -> tuple[int, ...]:
+        """Longest route in hops on each link class (for vc_policy=link_class)."""
+        return (self.max_hops(topo, tables),) * len(topo.link_class_names)
+
+    def vcs_needed(self, topo: Topology, tables: Any, vc_policy: str) -> int:
+        """VCs the VC policy needs: one per hop (of the same class) of the longest route."""
+        if vc_policy == "link_class":
+            return max(self.max_class_hops(topo, tables))
         return self.max_hops(topo, tables)
 
     def at_injection(self, tables, router, packets, bits):
@@ -49,37 +72,42 @@ class RoutingScheme:
         """
         return packets.at[:, pk.PATH].set(bits.astype(jnp.int32))
 
-    def candidates(self, tables, router, packets, ports: int):
-        """(cost int32 [N, ports], vc int32 [N] or [N, ports]) for packets not at their router.
-
-        A vc of shape [N] means the same VC on every port (cheaper for the engine)."""
+    def candidates(self, tables, router, packets, ports: int) -> Candidates:
+        """Candidate ports of packets at `router` (int32 [N]) that are not yet there."""
         raise NotImplementedError
 
     def on_hop(self, tables, router, packets, port):
-        """Update routing fields when a packet is sent through network `port` (int32 [N])."""
+        """Update routing fields when a packet is sent through network `port` (int32 [N];
+        -1 when it goes to its server)."""
         return packets
 
-    def hop_vc(self, packets):
-        """Default VC policy: VC index = router-to-router hops taken so far (int32 [N])."""
-        return packets[:, pk.HOPS]
+    def on_blocked(self, tables, router, packets, bits):
+        """Redraw routing fields of packets stuck at the head of an injection buffer."""
+        return packets
 
 
-def minimal_port_words(topo: Topology) -> np.ndarray:
-    """uint32 [R, R, W] bit p set iff port p of r leads one hop closer to the destination."""
-    dist = topo.distances.astype(np.int16)
-    nbr = topo.neighbor
-    words = (topo.n_ports + 31) // 32
-    out = np.zeros((topo.n_routers, topo.n_routers, words), np.uint32)
-    for p in range(topo.n_ports):
-        valid = nbr[:, p] >= 0
-        closer = dist[np.maximum(nbr[:, p], 0)] == dist - 1  # [R, R]
+def next_hop_words(neighbor: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """uint32 [R, T, W]: bit p set iff port p leads to a router one step closer to target
+    t under `distance` [R, T] (hop distances, or any other route-length table)."""
+    dist = distance.astype(np.int16)
+    n_routers, ports = neighbor.shape
+    words = (ports + 31) // 32
+    out = np.zeros((n_routers, dist.shape[1], words), np.uint32)
+    for p in range(ports):
+        valid = neighbor[:, p] >= 0
+        closer = dist[np.maximum(neighbor[:, p], 0)] == dist - 1  # [R, T]
         closer &= valid[:, None]
         out[:, :, p // 32] |= closer.astype(np.uint32) << np.uint32(p % 32)
     return out
 
 
+def minimal_port_words(topo: Topology) -> np.ndarray:
+    """uint32 [R, R, W] bit p set iff port p of r is on a shortest path to the target."""
+    return next_hop_words(topo.neighbor, topo.distances)
+
+
 def port_bits(words, ports: int):
-    """bool [N, ports] from the bit words [N, W] of `minimal_port_words` rows."""
+    """bool [N, ports] from bit words [N, W] (rows of `next_hop_words`)."""
     p = np.arange(ports)
     chosen = words[:, p // 32]
     return ((chosen >> jnp.asarray(p % 32, jnp.uint32)) & 1).astype(bool)

@@ -8,7 +8,8 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme, minimal_port_words, port_bits
+from jaxnet.routing.base import (
+    NOT_CANDIDATE, Candidates, RoutingScheme, minimal_port_words, port_bits)
 from jaxnet.sim import packets as pk
 from jaxnet.sim.packets import hash_words, uniform01
 
@@ -33,7 +34,7 @@ class Minimal(RoutingScheme):
 
     def candidates(self, tables, router, packets, ports):
         ok = port_bits(tables.closer[router, packets[:, pk.DST_R]], ports)
-        return jnp.where(ok, 0, NOT_CANDIDATE), self.hop_vc(packets)
+        return Candidates(jnp.where(ok, 0, NOT_CANDIDATE))
 
 
 class SourceMinimalTables(NamedTuple):
@@ -77,4 +78,4 @@ class SourceMinimal(RoutingScheme):
         chosen = jnp.sum(cumulative <= target, axis=1, keepdims=True)  # first port past u
         chosen = jnp.minimum(chosen, ports - 1)
         take = (jnp.arange(ports)[None, :] == chosen) & ok
-        return jnp.where(take, 0, NOT_CANDIDATE), self.hop_vc(packets)
+        return Candidates(jnp.where(take, 0, NOT_CANDIDATE))

@@ -17,6 +17,14 @@ import numpy as np
 from jaxnet.topology import Topology, require
 
 
+# VC = hops taken so far, or hops taken so far on links of the same class.
+VC_POLICIES = ("hops", "link_class")
+# Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
+# one with room (DESIGN default), a random one with room, or one fixed by the destination
+# section (Valiant paper, section IV-C).
+INJECTION_POLICIES = ("lowest", "random", "dest")
+
+
 @dataclasses.dataclass(frozen=True)
 class RouterSpec:
     """The `router` config group, validated. Buffers in packets, sizes in phits, times in cycles."""
@@ -30,6 +38,8 @@ class RouterSpec:
     crossbar_speedup: int = 1
     source_queue: int = 20
     vc_policy: str = "hops"
+    injection_buffers: int | None = None
+    injection_policy: str = "lowest"
 
     @classmethod
     def from_config(cls, cfg: Mapping) -> "RouterSpec":
@@ -53,8 +63,13 @@ class RouterSpec:
         for cls_name, cycles in self.latency_by_class().items():
             require(isinstance(cycles, int) and cycles >= 1, f"router.link_latency.{cls_name}",
                     cycles, "an integer >= 1 (cycles)")
-        require(self.vc_policy in ("hops",), "router.vc_policy", self.vc_policy,
-                "one of ['hops'] (routing schemes may define their own)")
+        require(self.vc_policy in VC_POLICIES, "router.vc_policy", self.vc_policy,
+                f"one of {list(VC_POLICIES)}")
+        require(self.injection_policy in INJECTION_POLICIES, "router.injection_policy",
+                self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
+        require(self.injection_buffers is None or 1 <= self.injection_buffers <= self.vcs,
+                "router.injection_buffers", self.injection_buffers,
+                f"null (= router.vcs) or an integer in [1, router.vcs={self.vcs}]")
 
     def latency_by_class(self) -> dict:
         if isinstance(self.link_latency, int):
@@ -68,6 +83,11 @@ class RouterSpec:
         require(class_name in table, "router.link_latency", dict(table),
                 f"a latency for every link class of the topology (missing {class_name!r})")
         return table[class_name]
+
+    @property
+    def injection_vcs(self) -> int:
+        """VCs of an injection port that servers may use (the injection buffers)."""
+        return self.vcs if self.injection_buffers is None else self.injection_buffers
 
     @property
     def transfer_cycles(self) -> int:
@@ -122,6 +142,8 @@ class NetArrays(NamedTuple):
     out_down: int32 [out_ports] downstream input port of each network output, -1 otherwise.
     out_latency: int32 [out_ports] latency of each output link (server links: 1).
     out_network: bool [out_ports] output is a router-to-router port that exists.
+    out_class: int32 [out_ports] link class of each output (0 for server links).
+    port_class: int32 [R, P] link class of each network port (for vc_policy=link_class).
     inject_vc: int32 [servers, V] input (port, VC) ids of each server's injection port.
     """
 
@@ -130,6 +152,8 @@ class NetArrays(NamedTuple):
     out_down: jnp.ndarray
     out_latency: jnp.ndarray
     out_network: jnp.ndarray
+    out_class: jnp.ndarray
+    port_class: jnp.ndarray
     inject_vc: jnp.ndarray
 
 
@@ -153,6 +177,8 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
     down = np.where(topo.neighbor >= 0, topo.neighbor * width + topo.peer_port, -1)
     out_down = np.concatenate([down, np.full((r_count, p), -1)], axis=1).astype(np.int32)
     out_network = np.concatenate([topo.neighbor >= 0, np.zeros((r_count, p), bool)], axis=1)
+    port_class = np.maximum(topo.link_class, 0).astype(np.int32)
+    out_class = np.concatenate([port_class, np.zeros((r_count, p), np.int32)], axis=1)
 
     servers = np.arange(layout.servers)
     inject_port = (servers // p) * width + ports + servers % p
@@ -164,5 +190,7 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
         out_down=jnp.asarray(out_down.ravel()),
         out_latency=jnp.asarray(out_latency.ravel()),
         out_network=jnp.asarray(out_network.ravel()),
+        out_class=jnp.asarray(out_class.ravel()),
+        port_class=jnp.asarray(port_class),
         inject_vc=jnp.asarray(inject_vc),
     )

@@ -19,7 +19,8 @@ SRC = 7  # source router
 MID = 8  # intermediate router (Valiant family), -1 if none
 PHASE = 9  # routing phase
 PATH = 10  # path id (source routing) or per-packet random word
-N_FIELDS = 11
+CLASS_HOPS = 11  # hops taken on links of class >= 1 (Dragonfly: global links)
+N_FIELDS = 12
 
 # Fields of a source-queue entry.
 Q_DST, Q_DST_R, Q_CREATED = 0, 1, 2
@@ -60,7 +61,8 @@ def below(bits, n):
 
 
 # Purposes (one independent stream each).
-RNG_GENERATE, RNG_ALIAS_COLUMN, RNG_ALIAS_COIN, RNG_SERVER, RNG_INJECT, RNG_SELECT, RNG_ALLOCATE = range(7)
+(RNG_GENERATE, RNG_ALIAS_COLUMN, RNG_ALIAS_COIN, RNG_SERVER, RNG_INJECT, RNG_SELECT, RNG_ALLOCATE,
+ RNG_RECOMPUTE, RNG_INJECT_VC) = range(9)
 
 
 # ---- wide counters --------------------------------------------------------------------

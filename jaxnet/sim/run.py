@@ -40,10 +40,10 @@ class Network:
         require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
         tables = routing.build_tables(topo)
         max_hops = int(routing.max_hops(topo, tables))
-        needed = int(routing.vcs_needed(topo, tables))
+        needed = int(routing.vcs_needed(topo, tables, router.vc_policy))
         require(router.vcs >= needed, "router.vcs", router.vcs,
-                f">= {needed}: routing={routing.name} needs one VC per hop of its longest route "
-                f"({max_hops} hops) on {topo.name}")
+                f">= {needed}: routing={routing.name} with vc_policy={router.vc_policy} needs "
+                f"one VC per hop of its longest route ({max_hops} hops) on {topo.name}")
         layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops)
         return cls(topo, routing, layout, build_net_arrays(topo, layout),
                    jax.tree_util.tree_map(jnp.asarray, tables))

@@ -74,6 +74,32 @@ def sample_destinations(traffic: Traffic, layout: Layout, seed, cycle):
     return dst, dst // p
 
 
+def vc_by_policy(policy: str, net: NetArrays, router, head):
+    """VC per candidate port under the router's VC policy."""
+    if policy == "link_class":
+        classed = net.port_class[router] > 0
+        return jnp.where(classed, head[:, pk.CLASS_HOPS, None],
+                         head[:, pk.HOPS, None] - head[:, pk.CLASS_HOPS, None])
+    return head[:, pk.HOPS]
+
+
+def choose_injection_vc(spec, net: NetArrays, inputs, q_head, layout: Layout, seed, cycle):
+    """Injection buffer (VC of the injection port) for each server's next packet, or V."""
+    v_count, n_inj = layout.vcs, spec.injection_vcs
+    vc_ids = jnp.arange(v_count)
+    room = (inputs.taken[net.inject_vc] < spec.input_buffer) & (vc_ids < n_inj)
+    if spec.injection_policy == "dest":
+        section = (q_head[:, pk.Q_DST] * n_inj) // layout.servers
+        return jnp.where(room[jnp.arange(layout.servers), section], section, v_count)
+    order = vc_ids[None, :]
+    if spec.injection_policy == "random":
+        bits = pk.random_bits(seed, cycle, pk.RNG_INJECT_VC, layout.servers)
+        order = ((bits[:, None] * jnp.asarray(2 * vc_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
+        order = (order << 7) | vc_ids
+    best = jnp.where(room, order, _NONE).min(axis=1)
+    return jnp.where(best == _NONE, v_count, best & 0x7F)
+
+
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
                state: SimState) -> SimState:
     """Advance one simulation by one cycle."""
@@ -103,15 +129,20 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     active = waiting & (head[:, pk.READY] + spec.router_latency <= t) & (state.in_busy <= t)
     at_dest = head[:, pk.DST_R] == router
 
-    cost, vc = routing.candidates(tables, router, head, ports)
+    cost, vc, scale = routing.candidates(tables, router, head, ports)
+    if vc is None:
+        vc = vc_by_policy(spec.vc_policy, net, router, head)
     port_ids = jnp.arange(ports)
     if vc.ndim == 1:  # one VC for every port: read whole rows of the [V, R, width] view
         by_vc = out_cost.reshape(layout.routers, width, v_count).transpose(2, 0, 1)
         by_vc = jax.lax.optimization_barrier(by_vc.reshape(v_count * layout.routers, width))
-        cand_out = by_vc[vc * layout.routers + router][:, :ports]
+        cand_out = by_vc[jnp.minimum(vc, v_count - 1) * layout.routers + router][:, :ports]
     else:
-        cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + vc]
-    usable = (cost < NOT_CANDIDATE) & (cand_out < UNAVAILABLE)
+        cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + jnp.minimum(vc, v_count - 1)]
+    vc_fits = (vc < v_count)[:, None] if vc.ndim == 1 else vc < v_count
+    usable = (cost < NOT_CANDIDATE) & (cand_out < UNAVAILABLE) & vc_fits
+    if scale is not None:
+        cand_out = cand_out * scale
     total = jnp.minimum(cost + jnp.where(usable, cand_out, 0), _COST_CAP)
     select_bits = pk.random_bits(state.seed, t, pk.RNG_SELECT, head.shape[0])
     tie = ((select_bits[:, None] * jnp.asarray(2 * port_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
@@ -143,8 +174,17 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     in_busy = jnp.where(granted, tail_out + 1, state.in_busy)
     hop_port = jnp.where(at_dest, -1, best_port)
     moved = routing.on_hop(tables, router, head, hop_port)
-    moved = moved.at[:, pk.HOPS].add((~at_dest).astype(jnp.int32)).at[:, pk.READY].set(t)
+    out_port = out_vc // v_count
+    moved = moved.at[:, pk.HOPS].add((~at_dest).astype(jnp.int32))
+    moved = moved.at[:, pk.CLASS_HOPS].add((~at_dest & (net.out_class[out_port] > 0)).astype(jnp.int32))
+    moved = moved.at[:, pk.READY].set(t)
     outputs = push(outputs, out_vc, granted, moved, depth_out)
+    if routing.recomputes:  # packets stuck at the head of an injection buffer redraw
+        stuck = active & ~granted & (head[:, pk.HOPS] == 0) & ~at_dest
+        redrawn = routing.on_blocked(tables, router, head,
+                                     pk.random_bits(state.seed, t, pk.RNG_RECOMPUTE, head.shape[0]))
+        inputs = inputs._replace(slots=inputs.slots.at[
+            jnp.where(stuck, in_row, inputs.slots.shape[0])].set(redrawn, mode="drop"))
     out_held = state.out_held.at[jnp.where(granted, out_vc, layout.out_vcs)].set(
         tail_out + 1, mode="drop")
 
@@ -187,8 +227,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     s_count, q_depth = layout.servers, spec.source_queue
     servers = jnp.arange(s_count)
     q_head = queue.slots[servers * q_depth + queue.first]
-    room = inputs.taken[net.inject_vc] < depth_in
-    inject_vc = jnp.where(room, vc_ids, v_count).min(axis=1)
+    inject_vc = choose_injection_vc(spec, net, inputs, q_head, layout, state.seed, t)
     inject = (state.server_busy <= t) & (queue.taken > 0) & (inject_vc < v_count)
     src_router = servers // p_srv
     new = jnp.zeros((s_count, pk.N_FIELDS), jnp.int32)

@@ -14,12 +14,27 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
 
 
 def require(condition: bool, parameter: str, value: Any, allowed: str) -> None:
     """Raise a `ValueError` naming the parameter, its value and what is allowed."""
     if not condition:
         raise ValueError(f"{parameter}={value!r} is invalid: {allowed}")
+
+
+def require_int(value: Any, parameter: str, minimum: int) -> int:
+    """`value` as an int >= minimum, or a `ValueError` naming the parameter."""
+    is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    require(is_int, parameter, value, f"must be an integer >= {minimum}")
+    require(value >= minimum, parameter, value, f"must be an integer >= {minimum}")
+    return int(value)
+
+
+def topology_name(builder: str, params: dict) -> str:
+    """Builder name plus parameters, e.g. "rrg(routers=64,degree=6,seed=1)"."""
+    return f"{builder}({','.join(f'{k}={v}' for k, v in params.items())})"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -169,40 +184,37 @@ def from_graph(
     )
 
 
-def all_pairs_distances(neighbor: np.ndarray) -> np.ndarray:
-    """BFS from all sources at once as frontier matrix products; uint8 [R, R]."""
+def sparse_adjacency(neighbor: np.ndarray) -> scipy.sparse.csr_matrix:
+    """Sparse float64 [R, R] adjacency: entry (r, v) = 1 when a port of r leads to v."""
     n = neighbor.shape[0]
     rows, cols = np.nonzero(neighbor >= 0)
-    adjacency = np.zeros((n, n), np.float32)
-    adjacency[rows, neighbor[rows, cols]] = 1.0
-    dist = np.full((n, n), 255, np.uint8)
-    np.fill_diagonal(dist, 0)
-    frontier = np.eye(n, dtype=np.float32)
-    seen = np.eye(n, dtype=bool)
-    d = 0
-    while frontier.any():
-        d += 1
-        if d >= 255:
+    ones = np.ones(len(rows))
+    return scipy.sparse.csr_matrix((ones, (rows, neighbor[rows, cols])), shape=(n, n))
+
+
+def all_pairs_distances(neighbor: np.ndarray) -> np.ndarray:
+    """Hop distances for all pairs, uint8 [R, R] (scipy's BFS from every router, in blocks)."""
+    n = neighbor.shape[0]
+    adjacency = sparse_adjacency(neighbor)
+    dist = np.empty((n, n), np.uint8)
+    block = max(1, 2**24 // n)  # sources per call: bounds the float64 scratch to 128 MiB
+    for start in range(0, n, block):
+        sources = np.arange(start, min(n, start + block))
+        hops = scipy.sparse.csgraph.shortest_path(adjacency, unweighted=True, indices=sources)
+        if np.isinf(hops).any():
+            raise ValueError("graph is disconnected: some router pairs have no path")
+        if hops.max() >= 255:
             raise ValueError("graph diameter >= 255 is not supported")
-        reach = (frontier @ adjacency) > 0
-        new = reach & ~seen
-        dist[new] = d
-        seen |= new
-        frontier = new.astype(np.float32)
-    if not seen.all():
-        raise ValueError("graph is disconnected: some router pairs have no path")
+        dist[sources] = hops
     return dist
 
 
 def shortest_path_counts(neighbor: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """Number of shortest paths for all pairs, by dynamic programming over distance."""
-    n = neighbor.shape[0]
-    rows, cols = np.nonzero(neighbor >= 0)
-    adjacency = np.zeros((n, n), np.float64)
-    adjacency[rows, neighbor[rows, cols]] = 1.0
-    counts = np.eye(n, dtype=np.float64)
+    adjacency = sparse_adjacency(neighbor)
+    counts = np.eye(neighbor.shape[0], dtype=np.float64)
     for d in range(1, int(dist.max()) + 1):
         # paths of length d to t through a neighbour at distance d-1 from t
-        layer = (adjacency @ np.where(dist == d - 1, counts, 0.0))
+        layer = np.asarray(np.where(dist == d - 1, counts, 0.0) @ adjacency)
         counts = np.where(dist == d, layer, counts)
     return counts

@@ -78,3 +78,12 @@ def destination(topo: Topology, rng, servers=None, routers=None) -> TrafficTable
 
 __all__ = ["PATTERNS", "TrafficTable", "build_traffic", "register", "from_entries",
            "UNIFORM", "ANY_SERVER", "uniform_table", "destination_table", "router_destination_table"]
+
+# Importing the pattern modules registers them.
+from jaxnet.traffic import permutations  # noqa: E402,F401
+from jaxnet.traffic import antmill  # noqa: E402,F401
+from jaxnet.traffic import dragonfly_patterns  # noqa: E402,F401
+from jaxnet.traffic import cartesian  # noqa: E402,F401
+from jaxnet.traffic import uniform_variants  # noqa: E402,F401
+from jaxnet.traffic import demand  # noqa: E402,F401
+from jaxnet.traffic import mixture  # noqa: E402,F401

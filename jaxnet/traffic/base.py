@@ -128,3 +128,33 @@ def router_destination_table(dest_routers, servers_per_router: int) -> TrafficTa
     silent = dest < 0
     return from_entries(np.where(silent, 0, dest), np.full(dest.shape, ANY_SERVER),
                         np.where(silent, 0.0, 1.0))
+
+
+SERVER_MAPS = ("same", "random")
+
+
+def router_map_table(dest_routers, servers_per_router: int, server_map: str = "same") -> TrafficTable:
+    """A router mapping: servers of router r send to router dest_routers[r] (-1: silent).
+
+    server_map "same": server k of r sends to server k of the destination (a server
+    permutation when dest_routers is one); "random": to a random server there per packet.
+    """
+    if server_map not in SERVER_MAPS:
+        raise ValueError(f"traffic.server_map={server_map!r} is invalid: one of {SERVER_MAPS}")
+    if server_map == "random":
+        return router_destination_table(dest_routers, servers_per_router)
+    dest = np.asarray(dest_routers, np.int64)
+    local = np.arange(servers_per_router)
+    servers = np.where(dest[:, None] < 0, -1, dest[:, None] * servers_per_router + local)
+    return destination_table(servers.ravel(), servers_per_router)
+
+
+def per_router_table(entry_router, entry_server, weights, servers_per_router: int,
+                     rate=None) -> TrafficTable:
+    """A table given by one row per router [R, K], shared by every server of that router.
+
+    Builds the alias tables once per router rather than once per server.
+    """
+    table = from_entries(entry_router, entry_server, weights, rate)
+    return TrafficTable(*(np.repeat(getattr(table, field.name), servers_per_router, axis=0)
+                          for field in dataclasses.fields(table)))

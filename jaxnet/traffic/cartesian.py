@@ -1,0 +1,73 @@
+"""Classic patterns on Cartesian coordinates (tori, meshes, Hamming graphs).
+
+Router s with coordinates (s_0, .., s_{n-1}) on sides (k_0, .., k_{n-1}) sends to router d
+(Dally & Towles, Principles and Practices of Interconnection Networks, Table 3.2, with
+digits read as coordinates), in every dimension j:
+- tornado:        d_j = (s_j + ceil(k_j / 2) - 1) mod k_j   (half way round, minus one)
+- neighbour:      d_j = (s_j + 1) mod k_j
+- bit_complement: d_j = k_j - 1 - s_j
+- transpose:      d_j = s_{(j + n/2) mod n}  (n even; 2-D: (x, y) -> (y, x))
+On meshes the same formulas apply (neighbour wraps k - 1 -> 0 through the mesh).
+Routers the pattern maps to themselves (transpose's diagonal, bit_complement's centre when
+every side is odd, tornado on sides <= 2) are silent: no pattern here picks the source's own
+switch. With `server_map: same` server k of s sends to server k of d; `random`: any server.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxnet.topology import Topology, require
+from jaxnet.traffic import register
+from jaxnet.traffic.base import TrafficTable, router_map_table
+
+
+@register("tornado")
+def tornado(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
+    """Every coordinate advances ceil(k/2) - 1 (tornado: the worst case for minimal torus routing)."""
+    coords, sides = cartesian_coords(topo, "tornado")
+    return coordinate_map(topo, (coords + (sides + 1) // 2 - 1) % sides, "tornado", server_map)
+
+
+@register("neighbour")
+def neighbour(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
+    """Every coordinate advances by one."""
+    coords, sides = cartesian_coords(topo, "neighbour")
+    return coordinate_map(topo, (coords + 1) % sides, "neighbour", server_map)
+
+
+@register("bit_complement")
+def bit_complement(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
+    """Every coordinate mirrored: s_j -> k_j - 1 - s_j."""
+    coords, sides = cartesian_coords(topo, "bit_complement")
+    return coordinate_map(topo, sides - 1 - coords, "bit_complement", server_map)
+
+
+@register("transpose")
+def transpose(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
+    """Coordinates rotated by half the dimensions (2-D: x and y swapped)."""
+    coords, sides = cartesian_coords(topo, "transpose")
+    n = sides.size
+    half = (np.arange(n) + n // 2) % n
+    require(n % 2 == 0 and np.array_equal(sides, sides[half]), "topology.sides", sides.tolist(),
+            "transpose needs an even number of dimensions with side j equal to side j + n/2")
+    return coordinate_map(topo, coords[:, half], "transpose", server_map)
+
+
+def cartesian_coords(topo: Topology, pattern: str) -> tuple[np.ndarray, np.ndarray]:
+    """(coords int64 [R, n], sides int64 [n]), or a ValueError for non-Cartesian topologies."""
+    require(topo.coords is not None and topo.sides is not None, "traffic.name", pattern,
+            f"needs a Cartesian topology (torus, mesh, hamming); {topo.name} has no `coords`")
+    return np.asarray(topo.coords, np.int64), np.asarray(topo.sides, np.int64)
+
+
+def coordinate_map(topo: Topology, dest_coords: np.ndarray, pattern: str,
+                   server_map: str) -> TrafficTable:
+    """Table sending router r to the router at dest_coords[r]; fixed points are silent."""
+    coords, sides = cartesian_coords(topo, pattern)
+    router_at = np.empty(int(np.prod(sides)), np.int64)
+    router_at[np.ravel_multi_index(tuple(coords.T), tuple(sides))] = np.arange(topo.n_routers)
+    dest = router_at[np.ravel_multi_index(tuple(dest_coords.T), tuple(sides))]
+    dest[dest == np.arange(topo.n_routers)] = -1
+    require(bool(np.any(dest >= 0)), "topology.sides", sides.tolist(),
+            f"{pattern} maps every router to itself on these sides")
+    return router_map_table(dest, topo.servers_per_router, server_map)

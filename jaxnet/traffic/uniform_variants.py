@@ -1,0 +1,65 @@
+"""Patterns built on the uniform distribution: `all_to_all` and `hot_region`.
+
+all_to_all is the stationary equivalent of a personalised all-to-all exchange: every packet
+goes to a uniformly random *other server*, own switch included (as MPI_Alltoall includes
+the peers on the same node). A traffic table is a fixed per-packet distribution, so a
+phased schedule (step k: switch i -> switch i + k, which the Ant Mill paper notes can
+itself become Ant Mill traffic) is not expressible; over a measurement window much longer
+than one exchange, the schedule offers every pair the same load as this distribution.
+Unlike `uniform`, it may pick the source's own switch (probability (p - 1) / (S - 1)).
+
+hot_region (Restricted Valiant paper, HOT): a `fraction` of each server's traffic goes to a
+random server among the first `region` fraction of servers (server ids, router-major), the
+rest is `uniform` over all servers on other routers, hot region included. Hot destinations
+on the source's own router are excluded (the hot share is spread over the rest of the
+region; a source whose router holds the whole region sends only uniform traffic), so it
+never picks the own switch. Defaults 0.25 and 0.125 as in the paper; under minimal routing
+a hot server then receives at most region / (fraction + region * (1 - fraction)) = 36.4 %.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxnet.topology import Topology, require
+from jaxnet.traffic import register
+from jaxnet.traffic.base import ANY_SERVER, UNIFORM, TrafficTable, from_entries, per_router_table
+
+
+@register("all_to_all")
+def all_to_all(topo: Topology, rng) -> TrafficTable:
+    """Uniform over every other server, the source's own router included."""
+    p, s = topo.servers_per_router, topo.n_servers
+    require(s >= 2, "topology", topo.name, "all_to_all needs at least 2 servers")
+    server = np.arange(s)
+    router, local = server // p, server % p
+    # entry 0: UNIFORM over the s - p servers elsewhere; entries 1..p-1: the other local servers
+    peers = (local[:, None] + np.arange(1, p)[None, :]) % p
+    entry_router = np.concatenate([np.full((s, 1), UNIFORM), np.repeat(router[:, None], p - 1, 1)], 1)
+    entry_server = np.concatenate([np.full((s, 1), ANY_SERVER), peers], 1)
+    weights = np.concatenate([np.full((s, 1), float(s - p)), np.ones((s, p - 1))], 1)
+    return from_entries(entry_router, entry_server, weights)
+
+
+@register("hot_region")
+def hot_region(topo: Topology, rng, fraction: float = 0.25, region: float = 0.125) -> TrafficTable:
+    """`fraction` of the traffic to the first `region` of the servers, the rest uniform."""
+    require(0.0 <= fraction <= 1.0, "traffic.fraction", fraction, "must be in [0, 1]")
+    require(0.0 < region <= 1.0, "traffic.region", region, "must be in (0, 1]")
+    p, n_routers = topo.servers_per_router, topo.n_routers
+    n_hot = max(1, int(round(region * topo.n_servers)))
+    whole, partial = divmod(n_hot, p)
+    # hot entries: each whole router of the region, then the region's servers on the next one
+    hot_router = np.concatenate([np.arange(whole), np.full(partial, whole)])
+    hot_server = np.concatenate([np.full(whole, ANY_SERVER), np.arange(partial)])
+    hot_size = np.concatenate([np.full(whole, float(p)), np.ones(partial)])
+    own = hot_router[None, :] == np.arange(n_routers)[:, None]
+    hot_weight = np.where(own, 0.0, hot_size[None, :])
+    reachable = hot_weight.sum(axis=1, keepdims=True)
+    hot_weight = np.divide(fraction * hot_weight, reachable, out=np.zeros_like(hot_weight),
+                           where=reachable > 0)
+    uniform_weight = np.where(reachable > 0, 1.0 - fraction, 1.0)
+    return per_router_table(
+        np.concatenate([np.full((n_routers, 1), UNIFORM), np.tile(hot_router, (n_routers, 1))], 1),
+        np.concatenate([np.full((n_routers, 1), ANY_SERVER), np.tile(hot_server, (n_routers, 1))], 1),
+        np.concatenate([uniform_weight, hot_weight], 1),
+        p)

@@ -4,10 +4,18 @@ from __future__ import annotations
 from typing import Mapping
 
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
+from jaxnet.routing.dragonfly import DragonflyMinimal
 from jaxnet.routing.minimal import Minimal, SourceMinimal
+from jaxnet.routing.polarized import Polarized
+from jaxnet.routing.valiant import (
+    RestrictedValiant, RestrictedValiantRecomputation, Valiant, ValiantRecomputation)
 from jaxnet.topology import require
 
-ROUTINGS: dict[str, type[RoutingScheme]] = {cls.name: cls for cls in (Minimal, SourceMinimal)}
+ROUTINGS: dict[str, type[RoutingScheme]] = {
+    cls.name: cls
+    for cls in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
+                ValiantRecomputation, RestrictedValiantRecomputation, Polarized)
+}
 
 
 def build_routing(cfg: Mapping) -> RoutingScheme:

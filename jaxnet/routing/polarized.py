@@ -1,0 +1,64 @@
+"""Polarized routing (Camarero, Martinez, Beivide, HOTI 2021, section 3).
+
+With mu(c) = D(c, s) - D(c, t) for source s and target t, a neighbour c' of the current
+router c is a candidate when
+  C1  dmu > 0, or
+  C2  dmu = 0 and D(c', s) > D(c, s) and D(c, s) < D(c, t)  (leave the source when near it), or
+  C3  dmu = 0 and D(c', t) < D(c, t) and D(c, s) >= D(c, t) (approach the target when near it).
+`strong` keeps C1 only (routes of at most 2D hops). The cost of a candidate is
+w[best dmu - dmu] with w = (0, 64, 80), best over all candidates; the engine adds the
+occupancy of its output (output buffer of the VC plus credits consumed downstream, in
+phits). VC = hop index; routes are at most 4D - 3 hops long. A packet with no candidate (a
+corner, possible in meshes or paths) waits and is counted in `no_route_events`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
+from jaxnet.sim import packets as pk
+
+WEIGHTS = (0, 64, 80)
+
+
+class PolarizedTables(NamedTuple):
+    """distance: int32 [R, R] hop distances; neighbor: int32 [R, P] (-1 unused ports)."""
+
+    distance: jnp.ndarray
+    neighbor: jnp.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Polarized(RoutingScheme):
+    name: ClassVar[str] = "polarized"
+    strong: bool = False
+
+    def build_tables(self, topo):
+        return PolarizedTables(topo.distances.astype(np.int32), topo.neighbor.astype(np.int32))
+
+    def max_hops(self, topo, tables):
+        diameter = topo.diameter
+        return 2 * diameter if self.strong else max(4 * diameter - 3, 2 * diameter)
+
+    def candidates(self, tables, router, packets, ports):
+        source, target = packets[:, pk.SRC], packets[:, pk.DST_R]
+        neighbor = tables.neighbor[router]
+        valid = neighbor >= 0
+        nxt = jnp.maximum(neighbor, 0)
+        from_source = tables.distance[router, source][:, None]
+        to_target = tables.distance[router, target][:, None]
+        d_source = tables.distance[nxt, source[:, None]] - from_source
+        d_target = tables.distance[nxt, target[:, None]] - to_target
+        d_mu = d_source - d_target
+        ok = d_mu > 0
+        if not self.strong:
+            near_source = from_source < to_target
+            ok |= (d_mu == 0) & jnp.where(near_source, d_source > 0, d_target < 0)
+        ok &= valid
+        best = jnp.max(jnp.where(ok, d_mu, -3), axis=1, keepdims=True)
+        weight = jnp.asarray(WEIGHTS, jnp.int32)[jnp.clip(best - d_mu, 0, 2)]
+        return Candidates(jnp.where(ok, weight, NOT_CANDIDATE))

@@ -1,0 +1,137 @@
+"""The Valiant family: route minimally to a random intermediate router, then to the target.
+
+`valiant` draws the intermediate uniformly among all routers. `rval` (Restricted Valiant)
+draws it inside the partition that source and destination share: on a Dragonfly, the
+group when both are in the same group; on a Hamming graph (or torus/mesh), the routers that
+keep every coordinate in which source and destination agree (the shared row or column in
+2D); otherwise it is plain Valiant. The `_recomp` variants redraw the intermediate, among
+the allowed ones, every cycle the packet is blocked at the head of its injection buffer;
+once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
+`dragonfly_minimal` local-global-local); a packet whose first phase passes its
+destination is done there. VCs: hops so far (2x the base's longest route) or, with
+router.vc_policy=link_class on a Dragonfly, 4 local / 2 global as in the Valiant paper.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, minimal_port_words, port_bits
+from jaxnet.routing.dragonfly import hierarchical_routes
+from jaxnet.sim import packets as pk
+from jaxnet.sim.packets import below, hash_words
+from jaxnet.topology import Topology, require
+
+BASES = ("minimal", "dragonfly_minimal")
+
+
+class ValiantTables(NamedTuple):
+    """next_hop: uint32 [R, R, W] base next-hop bit words; neighbor: int32 [R, P];
+    coords: int32 [R, n] partition coordinates; sides: int32 [n]; stride: int32 [n];
+    major: bool [n] coordinates whose difference makes the whole network the partition."""
+
+    next_hop: jnp.ndarray
+    neighbor: jnp.ndarray
+    coords: jnp.ndarray
+    sides: jnp.ndarray
+    stride: jnp.ndarray
+    major: jnp.ndarray
+
+
+def base_routes(topo: Topology, base: str) -> tuple[np.ndarray, np.ndarray]:
+    """(route lengths [R, R], next-hop words [R, R, W]) of the base minimal scheme."""
+    require(base in BASES, "routing.base", base, f"one of {list(BASES)}")
+    if base == "dragonfly_minimal":
+        return hierarchical_routes(topo)
+    return topo.distances, minimal_port_words(topo)
+
+
+def partition_coordinates(topo: Topology, restricted: bool):
+    """Coordinates for drawing intermediates: (coords [R, n], sides [n], major [n])."""
+    n = topo.n_routers
+    if not restricted:
+        return np.arange(n, dtype=np.int32)[:, None], np.array([n]), np.array([True])
+    if topo.group is not None:  # Dragonfly: (index in group, group); groups are contiguous
+        size = n // (int(topo.group.max()) + 1)
+        coords = np.stack([np.arange(n) - topo.group * size, topo.group], axis=1)
+        return coords, np.array([size, int(topo.group.max()) + 1]), np.array([False, True])
+    require(topo.coords is not None, "routing.name", "rval",
+            "a topology with partitions: a Dragonfly (groups) or a Hamming graph/torus/mesh")
+    sides = np.asarray(topo.sides)
+    return topo.coords, sides, np.zeros(len(sides), bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class Valiant(RoutingScheme):
+    """Valiant routing through a random intermediate router."""
+
+    name: ClassVar[str] = "valiant"
+    restricted: ClassVar[bool] = False
+    base: str = "minimal"
+
+    def build_tables(self, topo):
+        _, words = base_routes(topo, self.base)
+        coords, sides, major = partition_coordinates(topo, self.restricted)
+        stride = np.concatenate([[1], np.cumprod(sides)[:-1]])
+        return ValiantTables(words, np.maximum(topo.neighbor, 0).astype(np.int32),
+                             coords.astype(np.int32), sides.astype(np.int32),
+                             stride.astype(np.int32), major)
+
+    def max_hops(self, topo, tables):
+        return 2 * int(base_routes(topo, self.base)[0].max())
+
+    def max_class_hops(self, topo, tables):
+        if self.base == "dragonfly_minimal":
+            return (4, 2)
+        return super().max_class_hops(topo, tables)
+
+    def draw_intermediate(self, tables, source, destination, bits):
+        """Random intermediate router per packet, inside the allowed partition."""
+        src, dst = tables.coords[source], tables.coords[destination]
+        differs = src != dst
+        anywhere = jnp.any(differs & tables.major, axis=1, keepdims=True)
+        dims = jnp.arange(src.shape[1], dtype=jnp.uint32)
+        draw = below(hash_words(bits[:, None], dims[None, :]), tables.sides[None, :])
+        mid = jnp.where(differs | anywhere, draw, src)
+        return jnp.sum(mid * tables.stride, axis=1)
+
+    def _set_intermediate(self, tables, router, packets, bits):
+        mid = self.draw_intermediate(tables, packets[:, pk.SRC], packets[:, pk.DST_R], bits)
+        return packets.at[:, pk.MID].set(mid).at[:, pk.PHASE].set((mid == router).astype(jnp.int32))
+
+    def at_injection(self, tables, router, packets, bits):
+        return self._set_intermediate(tables, router, packets, bits)
+
+    def candidates(self, tables, router, packets, ports):
+        target = jnp.where(packets[:, pk.PHASE] == 0, packets[:, pk.MID], packets[:, pk.DST_R])
+        ok = port_bits(tables.next_hop[router, target], ports)
+        return Candidates(jnp.where(ok, 0, NOT_CANDIDATE))
+
+    def on_hop(self, tables, router, packets, port):
+        arrives = tables.neighbor[router, jnp.maximum(port, 0)]
+        reached = (port >= 0) & (arrives == packets[:, pk.MID])
+        return packets.at[:, pk.PHASE].set(packets[:, pk.PHASE] | reached.astype(jnp.int32))
+
+
+@dataclasses.dataclass(frozen=True)
+class RestrictedValiant(Valiant):
+    name: ClassVar[str] = "rval"
+    restricted: ClassVar[bool] = True
+
+
+@dataclasses.dataclass(frozen=True)
+class ValiantRecomputation(Valiant):
+    name: ClassVar[str] = "valiant_recomp"
+    recomputes: ClassVar[bool] = True
+
+    def on_blocked(self, tables, router, packets, bits):
+        return self._set_intermediate(tables, router, packets, bits)
+
+
+@dataclasses.dataclass(frozen=True)
+class RestrictedValiantRecomputation(ValiantRecomputation):
+    name: ClassVar[str] = "rval_recomp"
+    restricted: ClassVar[bool] = True

@@ -1,0 +1,67 @@
+"""`jaxnet-tables`: deadlock-free routing tables for a torus or mesh (Angara BFS/SSSP/genetic).
+
+    jaxnet-tables topology=torus topology.sides=[4,2,2,2] tables=sssp format=json
+    jaxnet-tables topology=mesh topology.sides=[4,4] tables=genetic tables.population=50
+
+Prints the table's metrics (format=json: exactly one JSON object) and writes `table.npz`
+(see `jaxnet.paths.torus_tables.save_table`) and `metrics.json` to the Hydra run directory.
+"""
+from __future__ import annotations
+
+import json
+
+import hydra
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from jaxnet.cli.common import CONF_DIR, friendly_errors, print_json, run_dir, write_atomic
+from jaxnet.paths.torus_graph import KINDS, TorusShape
+from jaxnet.paths.torus_tables import build_table, deadlock_cycle, save_table, table_metrics
+from jaxnet.topology import build_topology, require
+
+OUTPUT_FORMATS = ("text", "json")
+
+
+@hydra.main(config_path=CONF_DIR, config_name="tables", version_base=None)
+@friendly_errors
+def main(cfg: DictConfig) -> None:
+    require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
+    topology = OmegaConf.to_container(cfg.topology, resolve=True)
+    kind = topology.get("name")
+    require(kind in KINDS, "topology", kind, f"routing tables need one of {KINDS}")
+    topo = build_topology(topology)
+    shape = TorusShape.build(list(topo.sides), kind)
+    require(_same_links(shape, topo.neighbor), "topology", topo.name,
+            "router numbering differs from the routing tables' (coordinate 0 fastest)")
+    params = OmegaConf.to_container(cfg.tables, resolve=True)
+    table = build_table(shape, params.pop("algorithm", None), **params)
+    cycle = deadlock_cycle(table)
+    metrics = {
+        "topology": topo.name,
+        "algorithm": table.algorithm,
+        **table_metrics(table),
+        "deadlock_free": cycle is None,
+        **{k: v for k, v in table.info.items() if k != "best_sigma4_history"},
+    }
+    if cycle is not None:
+        metrics["dependency_cycle"] = cycle
+    save_table(table, run_dir() / "table.npz")
+    write_atomic(run_dir() / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True))
+    if cfg.format == "json":
+        print_json(metrics)
+    else:
+        width = max(len(key) for key in metrics)
+        print("\n".join(f"{key:<{width}}  {value}" for key, value in metrics.items()))
+
+
+def _same_links(shape: TorusShape, neighbor: np.ndarray) -> bool:
+    """Do both numberings give every router the same set of neighbours?"""
+    ours = np.sort(np.where(shape.neighbor >= 0, shape.neighbor, -1), axis=1)
+    theirs = np.sort(neighbor, axis=1)
+    width = max(ours.shape[1], theirs.shape[1])
+    pad = lambda a: np.pad(a, ((0, 0), (width - a.shape[1], 0)), constant_values=-1)  # noqa: E731
+    return ours.shape[0] == theirs.shape[0] and np.array_equal(pad(ours), pad(theirs))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Path sets, path weights and routing tables computed on the host."""

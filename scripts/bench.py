@@ -34,7 +34,8 @@ def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic):
     params = Params(
         load=jnp.full(batch, load, jnp.float32), traffic=_device_traffic([table] * batch),
         warmup=jnp.zeros(batch, jnp.int32), measure=jnp.full(batch, 10**9, jnp.int32),
-        watchdog=jnp.full(batch, 10**6, jnp.int32))
+        watchdog=jnp.full(batch, 10**6, jnp.int32),
+        generate_until=jnp.full(batch, 2**31 - 1, jnp.int32))
     keys = jnp.stack([jax.random.PRNGKey(i) for i in range(batch)])
     state = compiled_init(network.layout)(keys)
     advance = compiled_advance(network.layout, network.routing, chunk)

@@ -4,9 +4,13 @@ from __future__ import annotations
 from typing import Mapping
 
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
+from jaxnet.routing.dor import DimensionOrder
 from jaxnet.routing.dragonfly import DragonflyMinimal
 from jaxnet.routing.minimal import Minimal, SourceMinimal
+from jaxnet.routing.path_table import AllMinimalPaths, KShortestPaths, TablePaths
+from jaxnet.routing.omni import OmniWar
 from jaxnet.routing.polarized import Polarized
+from jaxnet.routing.ugal import Ugal
 from jaxnet.routing.valiant import (
     RestrictedValiant, RestrictedValiantRecomputation, Valiant, ValiantRecomputation)
 from jaxnet.topology import require
@@ -14,7 +18,8 @@ from jaxnet.topology import require
 ROUTINGS: dict[str, type[RoutingScheme]] = {
     cls.name: cls
     for cls in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
-                ValiantRecomputation, RestrictedValiantRecomputation, Polarized)
+                ValiantRecomputation, RestrictedValiantRecomputation, Polarized,
+                DimensionOrder, Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths)
 }
 
 

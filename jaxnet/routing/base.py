@@ -9,8 +9,8 @@ returns a `Candidates`:
   cost  int32 [N, P]: per network port, a cost in phit units, NOT_CANDIDATE if the port
         may not be taken. A strict priority is a cost offset larger than any occupancy.
   vc    int32 [N] or [N, P], or None: the VC to request on each port; None applies the
-        router's VC policy (`router.vc_policy`: VC = hops so far, or hops so far on
-        links of the same class).
+        router's VC policy (`router.vc_policy`: VC = hops so far, or the Dragonfly
+        local/global scheme for schemes built on local-global-local phases).
   scale int32 [N, P] or None: multiplier of the occupancy (UGAL-style hop weighting).
 
 The engine adds scale x occupancy of that output VC (its output buffer plus the credits
@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.sim import packets as pk
-from jaxnet.topology import Topology
+from jaxnet.topology import Topology, require
 
 NOT_CANDIDATE = 1 << 30
 
@@ -54,14 +54,17 @@ class RoutingScheme:
         """Longest route in router-to-router hops (sizes the hop histogram and VC check)."""
         raise NotImplementedError
 
-    def max_class_hops(self, topo: Topology, tables: Any) -> tuple[int, ...]:
-        """Longest route in hops on each link class (for vc_policy=link_class)."""
-        return (self.max_hops(topo, tables),) * len(topo.link_class_names)
+    def dragonfly_phases(self) -> int:
+        """Local-global-local phases of every route (vc_policy=dragonfly); 0: unsupported."""
+        return 0
 
     def vcs_needed(self, topo: Topology, tables: Any, vc_policy: str) -> int:
-        """VCs the VC policy needs: one per hop (of the same class) of the longest route."""
-        if vc_policy == "link_class":
-            return max(self.max_class_hops(topo, tables))
+        """VCs the VC policy needs: one per hop of the longest route, or 2 per phase."""
+        if vc_policy == "dragonfly":
+            phases = self.dragonfly_phases()
+            require(phases > 0, "router.vc_policy", vc_policy,
+                    f"only for schemes routing local-global-local phases, not routing={self.name}")
+            return 2 * phases
         return self.max_hops(topo, tables)
 
     def at_injection(self, tables, router, packets, bits):
@@ -78,7 +81,9 @@ class RoutingScheme:
 
     def on_hop(self, tables, router, packets, port):
         """Update routing fields when a packet is sent through network `port` (int32 [N];
-        -1 when it goes to its server)."""
+        -1 when it goes to its server). HOPS and CLASS_HOPS already count this hop; a
+        scheme that starts a new phase resets CLASS_HOPS (hops on class >= 1 links in the
+        current phase, used by vc_policy=dragonfly)."""
         return packets
 
     def on_blocked(self, tables, router, packets, bits):

@@ -77,8 +77,8 @@ class DragonflyMinimal(RoutingScheme):
     def max_hops(self, topo, tables):
         return int(hierarchical_routes(topo)[0].max())
 
-    def max_class_hops(self, topo, tables):
-        return (2, 1)  # local, global
+    def dragonfly_phases(self):
+        return 1
 
     def candidates(self, tables, router, packets, ports):
         ok = port_bits(tables.next_hop[router, packets[:, pk.DST_R]], ports)

@@ -9,7 +9,8 @@ the allowed ones, every cycle the packet is blocked at the head of its injection
 once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
 `dragonfly_minimal` local-global-local); a packet whose first phase passes its
 destination is done there. VCs: hops so far (2x the base's longest route) or, with
-router.vc_policy=link_class on a Dragonfly, 4 local / 2 global as in the Valiant paper.
+router.vc_policy=dragonfly and base dragonfly_minimal, 4 local / 2 global as in the
+Valiant paper.
 """
 from __future__ import annotations
 
@@ -83,10 +84,8 @@ class Valiant(RoutingScheme):
     def max_hops(self, topo, tables):
         return 2 * int(base_routes(topo, self.base)[0].max())
 
-    def max_class_hops(self, topo, tables):
-        if self.base == "dragonfly_minimal":
-            return (4, 2)
-        return super().max_class_hops(topo, tables)
+    def dragonfly_phases(self):
+        return 2 if self.base == "dragonfly_minimal" else 0
 
     def draw_intermediate(self, tables, source, destination, bits):
         """Random intermediate router per packet, inside the allowed partition."""
@@ -112,7 +111,8 @@ class Valiant(RoutingScheme):
 
     def on_hop(self, tables, router, packets, port):
         arrives = tables.neighbor[router, jnp.maximum(port, 0)]
-        reached = (port >= 0) & (arrives == packets[:, pk.MID])
+        reached = (port >= 0) & (arrives == packets[:, pk.MID]) & (packets[:, pk.PHASE] == 0)
+        packets = packets.at[:, pk.CLASS_HOPS].set(jnp.where(reached, 0, packets[:, pk.CLASS_HOPS]))
         return packets.at[:, pk.PHASE].set(packets[:, pk.PHASE] | reached.astype(jnp.int32))
 
 

@@ -17,8 +17,10 @@ import numpy as np
 from jaxnet.topology import Topology, require
 
 
-# VC = hops taken so far, or hops taken so far on links of the same class.
-VC_POLICIES = ("hops", "link_class")
+# VC = hops taken so far; or the Dragonfly scheme of Kim et al. / the Valiant paper:
+# local VC = global hops so far + phase, global VC = phase (2 local / 1 global VCs for
+# one-phase routes, 4 / 2 for Valiant), for schemes built on local-global-local routes.
+VC_POLICIES = ("hops", "dragonfly")
 # Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
 # one with room (DESIGN default), a random one with room, or one fixed by the destination
 # section (Valiant paper, section IV-C).
@@ -143,7 +145,7 @@ class NetArrays(NamedTuple):
     out_latency: int32 [out_ports] latency of each output link (server links: 1).
     out_network: bool [out_ports] output is a router-to-router port that exists.
     out_class: int32 [out_ports] link class of each output (0 for server links).
-    port_class: int32 [R, P] link class of each network port (for vc_policy=link_class).
+    port_class: int32 [R, P] link class of each network port (for vc_policy=dragonfly).
     inject_vc: int32 [servers, V] input (port, VC) ids of each server's injection port.
     """
 

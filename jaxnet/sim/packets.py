@@ -19,7 +19,7 @@ SRC = 7  # source router
 MID = 8  # intermediate router (Valiant family), -1 if none
 PHASE = 9  # routing phase
 PATH = 10  # path id (source routing) or per-packet random word
-CLASS_HOPS = 11  # hops taken on links of class >= 1 (Dragonfly: global links)
+CLASS_HOPS = 11  # hops on links of class >= 1 (Dragonfly: global) in the current phase
 N_FIELDS = 12
 
 # Fields of a source-queue entry.

@@ -54,6 +54,9 @@ class Network:
                          RouterSpec.from_config(cfg["router"]))
 
 
+_INT_MAX = 2**31 - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class Window:
     """Warm-up and measurement lengths, in cycles; `chunk` cycles per compiled scan."""
@@ -62,6 +65,7 @@ class Window:
     measure: int
     chunk: int = 500
     watchdog: int = 5000
+    generate_until: int | None = None  # cycle at which generation stops (None: never)
 
     def __post_init__(self):
         require(self.warmup >= 0, "sim.warmup", self.warmup, "an integer >= 0 (cycles)")
@@ -131,6 +135,8 @@ def simulate(network: Network, traffic_cfg: Mapping, points: Sequence[tuple[floa
         warmup=jnp.full(n, window.warmup, jnp.int32),
         measure=jnp.full(n, window.measure, jnp.int32),
         watchdog=jnp.full(n, window.watchdog, jnp.int32),
+        generate_until=jnp.full(n, _INT_MAX if window.generate_until is None else window.generate_until,
+                                jnp.int32),
     )
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = _shard((params, keys), n)
@@ -201,7 +207,8 @@ def summarize(network: Network, window: Window, point: tuple[float, int], stats)
         "link_util_max": float(util.max()),
         "missed_generations": int(stats.missed.sum()),
         "packets_consumed": total_consumed,
-        "hop_histogram": hist.tolist(),
+        "hop_histogram": hist[:-1].tolist(),
+        "routes_over_max_hops": int(hist[-1]),
         "input_vc_occupancy": (wide_value(stats.input_occupancy) / (measure * in_ports)).round(4).tolist(),
         "output_vc_occupancy": (wide_value(stats.output_occupancy) / (measure * in_ports)).round(4).tolist(),
         "no_route_events": int(wide_value(stats.no_route)),

@@ -37,7 +37,8 @@ class Stats(NamedTuple):
     consumed: int32 [S] packets whose tail each destination server consumed (window).
     message_latency: wide [2] sum of creation -> tail consumed, cycles (window).
     network_latency: wide [2] sum of head enters first router -> tail consumed (window).
-    hops: wide [max_hops + 1, 2] histogram of router-to-router hops of consumed packets.
+    hops: wide [max_hops + 2, 2] histogram of router-to-router hops of consumed packets; the
+      last bin counts routes longer than the scheme's max_hops (a bound violation).
     link_packets: int32 [out_ports] packets sent per output port (window; L phits each).
     input_occupancy: wide [V, 2] sum over cycles of packets in input buffers, per VC.
     output_occupancy: wide [V, 2] the same for output buffers.
@@ -109,7 +110,7 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
     wide = lambda *shape: jnp.zeros((*shape, 2), jnp.int32)  # noqa: E731
     stats = Stats(
         generated=zeros(s), missed=zeros(s), injected=zeros(s), consumed=zeros(s),
-        message_latency=wide(), network_latency=wide(), hops=wide(layout.max_hops + 1),
+        message_latency=wide(), network_latency=wide(), hops=wide(layout.max_hops + 2),
         link_packets=zeros(layout.out_ports), input_occupancy=wide(v), output_occupancy=wide(v),
         no_route=wide(), generated_all=wide(), consumed_all=wide(),
         in_network=jnp.int32(0), last_move=jnp.int32(0), deadlock_at=jnp.int32(-1),

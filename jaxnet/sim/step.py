@@ -46,6 +46,7 @@ class Params(NamedTuple):
     traffic: Traffic of this simulation.
     warmup, measure: int32 [] the measurement window is [warmup, warmup + measure).
     watchdog: int32 [] cycles without movement (packets inside) that count as deadlock.
+    generate_until: int32 [] servers generate only before this cycle (then the network drains).
     """
 
     load: jnp.ndarray
@@ -53,6 +54,7 @@ class Params(NamedTuple):
     warmup: jnp.ndarray
     measure: jnp.ndarray
     watchdog: jnp.ndarray
+    generate_until: jnp.ndarray
 
 
 def sample_destinations(traffic: Traffic, layout: Layout, seed, cycle):
@@ -76,11 +78,21 @@ def sample_destinations(traffic: Traffic, layout: Layout, seed, cycle):
 
 def vc_by_policy(policy: str, net: NetArrays, router, head):
     """VC per candidate port under the router's VC policy."""
-    if policy == "link_class":
-        classed = net.port_class[router] > 0
-        return jnp.where(classed, head[:, pk.CLASS_HOPS, None],
-                         head[:, pk.HOPS, None] - head[:, pk.CLASS_HOPS, None])
+    if policy == "dragonfly":  # slots l0 g0 l1 | l2 g1 l3 of two local-global-local phases
+        phase = head[:, pk.PHASE, None]
+        return jnp.where(net.port_class[router] > 0, phase, 2 * phase + head[:, pk.CLASS_HOPS, None])
     return head[:, pk.HOPS]
+
+
+def take_port(routing: RoutingScheme, tables, net: NetArrays, router, packets, port):
+    """Packets after being sent through network `port` of `router` (-1: to their server):
+    hop counters first, then the scheme's own update (which may start a new phase)."""
+    hop = port >= 0
+    width = net.port_class.shape[1]
+    crossed = hop & (net.port_class[router, jnp.clip(port, 0, width - 1)] > 0)
+    packets = packets.at[:, pk.HOPS].add(hop.astype(jnp.int32))
+    packets = packets.at[:, pk.CLASS_HOPS].add(crossed.astype(jnp.int32))
+    return routing.on_hop(tables, router, packets, port)
 
 
 def choose_injection_vc(spec, net: NetArrays, inputs, q_head, layout: Layout, seed, cycle):
@@ -173,11 +185,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     inputs = pop_heads(inputs, in_row, granted, tail_out + 1 + net.in_latency)
     in_busy = jnp.where(granted, tail_out + 1, state.in_busy)
     hop_port = jnp.where(at_dest, -1, best_port)
-    moved = routing.on_hop(tables, router, head, hop_port)
-    out_port = out_vc // v_count
-    moved = moved.at[:, pk.HOPS].add((~at_dest).astype(jnp.int32))
-    moved = moved.at[:, pk.CLASS_HOPS].add((~at_dest & (net.out_class[out_port] > 0)).astype(jnp.int32))
-    moved = moved.at[:, pk.READY].set(t)
+    moved = take_port(routing, tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     outputs = push(outputs, out_vc, granted, moved, depth_out)
     if routing.recomputes:  # packets stuck at the head of an injection buffer redraw
         stuck = active & ~granted & (head[:, pk.HOPS] == 0) & ~at_dest
@@ -218,8 +226,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
                                   jnp.sum(counted_i * (done - sent[:, pk.CREATED])))
     network_latency = pk.wide_add(stats.network_latency,
                                   jnp.sum(counted_i * (done - sent[:, pk.INJECTED])))
-    hop_bins = jnp.minimum(sent[:, pk.HOPS], layout.max_hops)
-    hops = pk.wide_add(stats.hops, jnp.zeros(layout.max_hops + 1, jnp.int32).at[hop_bins].add(counted_i))
+    hop_bins = jnp.minimum(sent[:, pk.HOPS], layout.max_hops + 1)  # last bin: longer than max
+    hops = pk.wide_add(stats.hops, jnp.zeros(layout.max_hops + 2, jnp.int32).at[hop_bins].add(counted_i))
     link_packets = stats.link_packets + (to_router & in_window(t)).astype(jnp.int32)
 
     # ---- injection: servers move queued packets into their injection buffers --------------
@@ -246,6 +254,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     # ---- generation: Bernoulli(load * rate / L) per server --------------------------------
     chance = params.load * params.traffic.rate / size
     generate = pk.uniform01(pk.random_bits(state.seed, t, pk.RNG_GENERATE, s_count)) < chance
+    generate &= t < params.generate_until
     dst, dst_router = sample_destinations(params.traffic, layout, state.seed, t)
     fits = queue.taken < q_depth
     enqueue = generate & fits

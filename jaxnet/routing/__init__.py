@@ -10,6 +10,7 @@ from jaxnet.routing.minimal import Minimal, SourceMinimal
 from jaxnet.routing.path_table import AllMinimalPaths, KShortestPaths, TablePaths
 from jaxnet.routing.omni import OmniWar
 from jaxnet.routing.polarized import Polarized
+from jaxnet.routing.torus_table import TorusTableRouting
 from jaxnet.routing.ugal import Ugal
 from jaxnet.routing.valiant import (
     RestrictedValiant, RestrictedValiantRecomputation, Valiant, ValiantRecomputation)
@@ -19,7 +20,8 @@ ROUTINGS: dict[str, type[RoutingScheme]] = {
     cls.name: cls
     for cls in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
                 ValiantRecomputation, RestrictedValiantRecomputation, Polarized,
-                DimensionOrder, Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths)
+                DimensionOrder, Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths,
+                TorusTableRouting)
 }
 
 

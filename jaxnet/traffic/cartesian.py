@@ -6,7 +6,8 @@ digits read as coordinates), in every dimension j:
 - tornado:        d_j = (s_j + ceil(k_j / 2) - 1) mod k_j   (half way round, minus one)
 - neighbour:      d_j = (s_j + 1) mod k_j
 - bit_complement: d_j = k_j - 1 - s_j
-- transpose:      d_j = s_{(j + n/2) mod n}  (n even; 2-D: (x, y) -> (y, x))
+- transpose:      d_j = s_{(j + n/2) mod n}  (n even; 2-D: (x, y) -> (y, x)); or, with
+                  address: bits, the router index's bits rotated by half (any 2^b routers)
 On meshes the same formulas apply (neighbour wraps k - 1 -> 0 through the mesh).
 Routers the pattern maps to themselves (transpose's diagonal, bit_complement's centre when
 every side is odd, tornado on sides <= 2) are silent: no pattern here picks the source's own
@@ -43,13 +44,26 @@ def bit_complement(topo: Topology, rng, server_map: str = "same") -> TrafficTabl
 
 
 @register("transpose")
-def transpose(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
-    """Coordinates rotated by half the dimensions (2-D: x and y swapped)."""
+def transpose(topo: Topology, rng, server_map: str = "same", address: str = "coordinates") -> TrafficTable:
+    """Coordinates rotated by half the dimensions (2-D: x and y swapped); with
+    `address: bits`, the b-bit router index rotated by b // 2 bits (Dally & Towles'
+    transpose on node addresses; needs a power-of-two router count, e.g. 4x2x2x2)."""
+    require(address in ("coordinates", "bits"), "traffic.address", address, "coordinates or bits")
+    if address == "bits":
+        n = topo.n_routers
+        bits = n.bit_length() - 1
+        require(n == 1 << bits and bits >= 2, "traffic.address", address,
+                f"bits needs a power-of-two router count >= 4, not {n}")
+        r = np.arange(n)
+        dest = ((r << (bits // 2)) | (r >> (bits - bits // 2))) & (n - 1)
+        dest[dest == r] = -1
+        return router_map_table(dest, topo.servers_per_router, server_map)
     coords, sides = cartesian_coords(topo, "transpose")
     n = sides.size
     half = (np.arange(n) + n // 2) % n
     require(n % 2 == 0 and np.array_equal(sides, sides[half]), "topology.sides", sides.tolist(),
-            "transpose needs an even number of dimensions with side j equal to side j + n/2")
+            "transpose needs an even number of dimensions with side j equal to side j + n/2 "
+            "(or traffic.address=bits)")
     return coordinate_map(topo, coords[:, half], "transpose", server_map)
 
 

@@ -9,12 +9,13 @@ from jaxnet.topology import build_topology
 WINDOW = Window(1000, 3000, chunk=1000)
 P = 2  # servers per router
 DRAGONFLY = {"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": P}
-RRG = {"name": "rrg", "routers": 32, "degree": 8, "seed": 1, "medoid_of": 1, "servers_per_router": P}
+RRG = {"name": "rrg", "routers": 32, "degree": 8, "seed": 1, "medoid_of": 1,
+       "servers_per_router": 5}  # about degree / average distance, as the Polarized paper
 
 
-def saturated(topology, routing, traffic, vcs, policy="hops", load=1.0):
+def saturated(topology, routing, traffic, vcs, policy="hops", load=1.0, selection="available_first"):
     network = Network.build(build_topology(topology), build_routing(routing),
-                            RouterSpec(vcs=vcs, vc_policy=policy))
+                            RouterSpec(vcs=vcs, vc_policy=policy, selection=selection))
     rows, _ = simulate(network, traffic, [(load, 1)], WINDOW)
     assert not rows[0]["deadlock"]
     return rows[0]["accepted_load"]
@@ -65,10 +66,14 @@ def test_rval_on_adv_local_far_above_valiant():
 
 
 def test_polarized_against_minimal_on_a_small_rrg():
+    """Polarized beats minimal on neighbour permutations when unavailable outputs are dropped
+    before selection (DESIGN order), and stays within 10% of minimal under uniform traffic
+    when it selects first and waits for its best output (its paper's Algorithm 1). Neither
+    order gives both on this network: docs/routing.md, "Polarized and selection order"."""
     neighbour = {"name": "neighbour_permutation", "server_map": "same", "mixing_sweeps": 20}
     minimal_n = saturated(RRG, {"name": "minimal"}, neighbour, vcs=3)
     polarized_n = saturated(RRG, {"name": "polarized"}, neighbour, vcs=9)
-    assert polarized_n >= minimal_n
-    minimal_u = saturated(RRG, {"name": "minimal"}, {"name": "uniform"}, vcs=3)
-    polarized_u = saturated(RRG, {"name": "polarized"}, {"name": "uniform"}, vcs=9)
+    assert polarized_n >= 2 * minimal_n
+    minimal_u = saturated(RRG, {"name": "minimal"}, {"name": "uniform"}, vcs=3, selection="best_first")
+    polarized_u = saturated(RRG, {"name": "polarized"}, {"name": "uniform"}, vcs=9, selection="best_first")
     assert polarized_u >= 0.9 * minimal_u

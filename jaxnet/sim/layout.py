@@ -27,6 +27,12 @@ VC_POLICIES = ("hops", "dragonfly")
 INJECTION_POLICIES = ("lowest", "random", "dest")
 
 
+# Order of request filtering and selection: drop outputs that cannot take the whole packet
+# and pick the best remaining candidate (DESIGN), or pick the best candidate and wait while
+# it cannot take the packet (Polarized paper, Algorithm 1).
+SELECTIONS = ("available_first", "best_first")
+
+
 @dataclasses.dataclass(frozen=True)
 class RouterSpec:
     """The `router` config group, validated. Buffers in packets, sizes in phits, times in cycles."""
@@ -42,6 +48,7 @@ class RouterSpec:
     vc_policy: str = "hops"
     injection_buffers: int | None = None
     injection_policy: str = "lowest"
+    selection: str = "available_first"
 
     @classmethod
     def from_config(cls, cfg: Mapping) -> "RouterSpec":
@@ -69,6 +76,8 @@ class RouterSpec:
                 f"one of {list(VC_POLICIES)}")
         require(self.injection_policy in INJECTION_POLICIES, "router.injection_policy",
                 self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
+        require(self.selection in SELECTIONS, "router.selection", self.selection,
+                f"one of {list(SELECTIONS)}")
         require(self.injection_buffers is None or 1 <= self.injection_buffers <= self.vcs,
                 "router.injection_buffers", self.injection_buffers,
                 f"null (= router.vcs) or an integer in [1, router.vcs={self.vcs}]")

@@ -24,7 +24,7 @@ from jaxnet.sim.layout import Layout, NetArrays
 from jaxnet.sim.rings import heads, pop_front, pop_heads, push, release
 from jaxnet.sim.state import SimState
 
-UNAVAILABLE = 1 << 30
+UNAVAILABLE = 1 << 20  # flag added to an output's occupancy (phits, < 2**20) when not requestable
 _NONE = jnp.iinfo(jnp.int32).max
 _COST_CAP = (1 << 16) - 2  # keeps every packed key below _NONE
 
@@ -131,7 +131,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     down_vc = jnp.where(net.out_down[:, None] >= 0, net.out_down[:, None] * v_count + vc_ids, 0)
     downstream = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc], 0).reshape(-1)
     requestable = (state.out_held <= t) & (outputs.taken < depth_out)
-    out_cost = jnp.where(requestable, size * (outputs.taken + downstream), UNAVAILABLE)
+    out_cost = size * (outputs.taken + downstream) + jnp.where(requestable, 0, UNAVAILABLE)
     # materialise once: otherwise XLA recomputes it inside every per-candidate gather
     out_cost = jax.lax.optimization_barrier(out_cost)
 
@@ -152,15 +152,22 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     else:
         cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + jnp.minimum(vc, v_count - 1)]
     vc_fits = (vc < v_count)[:, None] if vc.ndim == 1 else vc < v_count
-    usable = (cost < NOT_CANDIDATE) & (cand_out < UNAVAILABLE) & vc_fits
+    available = cand_out < UNAVAILABLE
+    occupancy = cand_out & (UNAVAILABLE - 1)
+    # available_first (DESIGN): drop outputs that cannot take the packet, then select;
+    # best_first (Polarized paper, Algorithm 1): select, then wait if the best cannot.
+    usable = (cost < NOT_CANDIDATE) & vc_fits
+    if spec.selection == "available_first":
+        usable &= available
     if scale is not None:
-        cand_out = cand_out * scale
-    total = jnp.minimum(cost + jnp.where(usable, cand_out, 0), _COST_CAP)
+        occupancy = occupancy * scale
+    total = jnp.minimum(cost + jnp.where(usable, occupancy, 0), _COST_CAP)
     select_bits = pk.random_bits(state.seed, t, pk.RNG_SELECT, head.shape[0])
     tie = ((select_bits[:, None] * jnp.asarray(2 * port_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
     key = jnp.where(usable, (total << 15) | (tie << 7) | port_ids, _NONE)
     best = key.min(axis=1)
     best_port = best & 0x7F
+    best_available = jnp.take_along_axis(available, best_port[:, None], axis=1)[:, 0]
     best_vc = vc if vc.ndim == 1 else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
     net_vc = (router * width + best_port) * v_count + best_vc
     no_route = active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1)
@@ -168,7 +175,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     free_vc = jnp.where(out_cost.reshape(-1, v_count) < UNAVAILABLE, vc_ids, v_count).min(axis=1)
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * p_srv
     eject_vc = free_vc[eject_port]
-    request = active & jnp.where(at_dest, eject_vc < v_count, best != _NONE)
+    request = active & jnp.where(at_dest, eject_vc < v_count, (best != _NONE) & best_available)
     out_vc = jnp.where(at_dest, eject_port * v_count + eject_vc, net_vc)
 
     # ---- allocation: each output (port, VC) grants one random requester -------------------

@@ -23,11 +23,16 @@ def release(rings: Rings, cycle, depth: int) -> Rings:
     )
 
 
+def head_rows(rings: Rings, depth: int):
+    """(row [n], waiting bool [n]): slot row of the first waiting packet of every ring."""
+    n = rings.first.shape[0]
+    return jnp.arange(n) * depth + _wrap(rings.first + rings.gone, depth), rings.taken > rings.gone
+
+
 def heads(rings: Rings, depth: int):
     """(row, record [n, F], waiting bool [n]) of the first waiting packet of every ring."""
-    n = rings.first.shape[0]
-    row = jnp.arange(n) * depth + _wrap(rings.first + rings.gone, depth)
-    return row, rings.slots[row], rings.taken > rings.gone
+    row, waiting = head_rows(rings, depth)
+    return row, rings.slots[row], waiting
 
 
 def pop_heads(rings: Rings, row, leaving, free_at) -> Rings:

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.sim import packets as pk
 from jaxnet.sim.layout import Layout, NetArrays
-from jaxnet.sim.rings import heads, pop_front, pop_heads, push, release
+from jaxnet.sim.rings import head_rows, heads, pop_front, pop_heads, push, release
 from jaxnet.sim.state import SimState
 
 UNAVAILABLE = 1 << 20  # flag added to an output's occupancy (phits, < 2**20) when not requestable
@@ -204,9 +204,9 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         tail_out + 1, mode="drop")
 
     # ---- link traversal: each idle output link starts one packet --------------------------
-    out_row, out_head, out_waiting = heads(outputs, depth_out)
+    out_row, out_waiting = head_rows(outputs, depth_out)  # full records only for sent packets
     credit = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc] < depth_in, True)
-    eligible = (out_waiting & (out_head[:, pk.READY] <= t)).reshape(-1, v_count) & credit
+    eligible = (out_waiting & (outputs.slots[out_row, pk.READY] <= t)).reshape(-1, v_count) & credit
     rr = state.port_rr[:, None]
     order = jnp.where(vc_ids >= rr, vc_ids - rr, vc_ids - rr + v_count)
     first = jnp.where(eligible, order, v_count).min(axis=1)
@@ -214,10 +214,10 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     send_vc = jnp.where(first + state.port_rr >= v_count, first + state.port_rr - v_count,
                         first + state.port_rr)
     leaving = (send[:, None] & (vc_ids == send_vc[:, None])).reshape(-1)
+    sent = outputs.slots[out_row.reshape(-1, v_count)[jnp.arange(layout.out_ports), send_vc]]
     outputs = pop_heads(outputs, out_row, leaving, t + size)
     port_busy = jnp.where(send, t + size, state.port_busy)
     port_rr = jnp.where(send, jnp.where(send_vc + 1 == v_count, 0, send_vc + 1), state.port_rr)
-    sent = out_head.reshape(-1, v_count, pk.N_FIELDS)[jnp.arange(layout.out_ports), send_vc]
 
     to_router = send & net.out_network
     arriving = sent.at[:, pk.READY].set(t + net.out_latency)

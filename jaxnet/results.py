@@ -116,3 +116,31 @@ def plot_curves(rows: list[Mapping], out_dir: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+def plot_panels(rows: list[Mapping], path: Path, panel_key: str = "traffic",
+                line_key: str = "routing", title: str = "") -> Path:
+    """Accepted vs offered load, one panel per value of `panel_key`, one line per `line_key`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(r[panel_key] for r in rows))
+    lines = list(dict.fromkeys(r[line_key] for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.5), sharey=True,
+                             squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for line in lines:
+            at = [r for r in rows if r[panel_key] == panel and r[line_key] == line]
+            ax.plot([float(r["offered_load"]) for r in at], [float(r["accepted_load"]) for r in at],
+                    marker="o", ms=3, label=line)
+        ax.set_title(f"{title}{panel}", fontsize=9)
+        ax.set_xlabel("offered load (phits/cycle/server)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accepted load (phits/cycle/server)")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)

@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxnet.paths.mcf import find_paths
 from jaxnet.paths.weights import lp_weights, optax_weights, random_demand, uniform_weights
-from jaxnet.results import write_rows
+from jaxnet.results import plot_panels, write_rows
 from jaxnet.routing.path_table import TablePaths
 from jaxnet.sim.layout import RouterSpec
 from jaxnet.sim.run import Network, Window, compiled_advance, simulate
@@ -67,29 +67,7 @@ def main():
     summary["compiled_versions"] = compiled_advance(network.layout, network.routing, window.chunk)._cache_size()
     write_rows(out / "results.csv", rows)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    plot(rows, out / "curves.png", list(traffics), list(weights))
-
-
-def plot(rows, path, traffics, weightings):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(traffics), figsize=(5 * len(traffics), 3.6), sharey=True)
-    for ax, tname in zip(axes, traffics):
-        for wname in weightings:
-            at = [r for r in rows if r["traffic"] == tname and r["routing"] == f"table/{wname}"]
-            ax.plot([r["offered_load"] for r in at], [r["accepted_load"] for r in at], marker="o",
-                    ms=3, label=f"{wname} weights")
-        ax.set_title(f"DF114, k=4 multi-MCF cyclic paths, {tname} traffic", fontsize=9)
-        ax.set_xlabel("offered load (phits/cycle/server)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accepted load")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plot_panels(rows, out / "curves.png", title="DF114, k=4 multi-MCF cyclic, ")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxnet.results import write_rows
+from jaxnet.results import plot_panels, write_rows
 from jaxnet.routing import build_routing
 from jaxnet.sim.layout import RouterSpec
 from jaxnet.sim.run import Network, Window, simulate
@@ -51,30 +51,7 @@ def main():
             print(f"{algorithm:8s} {name:11s} peak accepted {peak:.3f}  deadlock "
                   f"{any(r['deadlock'] for r in result)}")
     write_rows(out / "results.csv", rows)
-    plot(rows, out / "curves.png")
-
-
-def plot(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(TRAFFIC), figsize=(4 * len(TRAFFIC), 3.4), sharey=True)
-    for ax, name in zip(axes, TRAFFIC):
-        for algorithm in ALGORITHMS:
-            at = [r for r in rows if r["traffic"] == name and r["routing"].endswith(algorithm)]
-            ax.plot([r["offered_load"] for r in at], [r["accepted_load"] for r in at], marker="o",
-                    ms=3, label=algorithm)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.5)
-        ax.set_title(f"4x2x2x2 torus, {name}")
-        ax.set_xlabel("offered load")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accepted load (phits/cycle/server)")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plot_panels(rows, out / "curves.png", title="4x2x2x2 torus, ")
 
 
 if __name__ == "__main__":

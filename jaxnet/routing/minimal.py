@@ -33,8 +33,8 @@ class Minimal(RoutingScheme):
         return topo.diameter
 
     def candidates(self, tables, router, packets, ports):
-        ok = port_bits(tables.closer[router, packets[:, pk.DST_R]], ports)
-        return Candidates(jnp.where(ok, 0, NOT_CANDIDATE))
+        words = tables.closer.at[router, packets[:, pk.DST_R]].get(mode="promise_in_bounds")
+        return Candidates(jnp.where(port_bits(words, ports), 0, NOT_CANDIDATE))
 
 
 class SourceMinimalTables(NamedTuple):

@@ -7,6 +7,11 @@ from jaxnet.sim import packets as pk
 from jaxnet.sim.state import Rings
 
 
+def take_rows(array, index):
+    """array[index] for indices known to be in bounds (skips XLA's clamping: ~2x faster)."""
+    return array.at[index].get(mode="promise_in_bounds")
+
+
 def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
@@ -32,7 +37,7 @@ def head_rows(rings: Rings, depth: int):
 def heads(rings: Rings, depth: int):
     """(row, record [n, F], waiting bool [n]) of the first waiting packet of every ring."""
     row, waiting = head_rows(rings, depth)
-    return row, rings.slots[row], waiting
+    return row, take_rows(rings.slots, row), waiting
 
 
 def pop_heads(rings: Rings, row, leaving, free_at) -> Rings:

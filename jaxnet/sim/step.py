@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.sim import packets as pk
 from jaxnet.sim.layout import Layout, NetArrays
-from jaxnet.sim.rings import head_rows, heads, pop_front, pop_heads, push, release
+from jaxnet.sim.rings import head_rows, heads, pop_front, pop_heads, push, release, take_rows
 from jaxnet.sim.state import SimState
 
 UNAVAILABLE = 1 << 20  # flag added to an output's occupancy (phits, < 2**20) when not requestable
@@ -148,7 +148,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     if vc.ndim == 1:  # one VC for every port: read whole rows of the [V, R, width] view
         by_vc = out_cost.reshape(layout.routers, width, v_count).transpose(2, 0, 1)
         by_vc = jax.lax.optimization_barrier(by_vc.reshape(v_count * layout.routers, width))
-        cand_out = by_vc[jnp.minimum(vc, v_count - 1) * layout.routers + router][:, :ports]
+        cand_out = take_rows(by_vc, jnp.clip(vc, 0, v_count - 1) * layout.routers + router)[:, :ports]
     else:
         cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + jnp.minimum(vc, v_count - 1)]
     vc_fits = (vc < v_count)[:, None] if vc.ndim == 1 else vc < v_count

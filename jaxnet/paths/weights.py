@@ -1,0 +1,167 @@
+"""Path weights: how a pair's traffic splits over its k paths, and the link loads that follow.
+
+Weights are float32 [n_pairs, k]: 0 on invalid paths, every row summing to 1, in the pair
+order of the `PathSet`, so the simulator can take them as one traced array. The load of a
+directed link is sum over pairs and paths through it of demand[pair] * weight[pair, path].
+
+  uniform_weights  1 / (number of valid paths) each (the paper's "uniform" scenario);
+  lp_weights       minimise the maximum link load exactly: a linear program (HiGHS via
+                   scipy.optimize.linprog, sparse constraints);
+  optax_weights    the same objective made smooth and solved by gradient descent in JAX:
+                   weights = softmax(theta) per pair, loss = t * logsumexp(load / t) with
+                   the temperature t annealed geometrically, loads by segment_sum over the
+                   sparse pair-path-link incidence; returns the iterate with the lowest hard
+                   maximum.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import scipy.optimize
+import scipy.sparse as sp
+
+from jaxnet.paths.pathset import PathSet
+from jaxnet.topology.base import require, require_int
+
+
+@dataclasses.dataclass(frozen=True)
+class PathWeights:
+    """weights float32 [n_pairs, k]; seconds spent computing them; solver notes."""
+
+    weights: np.ndarray
+    seconds: float = 0.0
+    info: dict = dataclasses.field(default_factory=dict)
+
+    def link_loads(self, paths: PathSet, demand: np.ndarray) -> np.ndarray:
+        return link_loads(paths, self.weights, demand)
+
+    def max_load(self, paths: PathSet, demand: np.ndarray) -> float:
+        return float(self.link_loads(paths, demand).max())
+
+
+def random_demand(paths: PathSet, seed: int, max_value: int = 7) -> np.ndarray:
+    """The paper's traffic: a uniform random integer 0..max_value per ordered pair."""
+    require_int(seed, "paths.demand_seed", 0)
+    return np.random.default_rng(seed).integers(0, max_value + 1, paths.n_pairs).astype(np.float64)
+
+
+def link_loads(paths: PathSet, weights: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """float64 [n_links] traffic on every directed link."""
+    rows, links = paths.incidence()
+    flow = (demand[:, None] * weights).ravel()
+    return np.bincount(links, weights=flow[rows], minlength=paths.n_links)
+
+
+def uniform_weights(paths: PathSet) -> PathWeights:
+    valid = paths.valid.astype(np.float32)
+    return PathWeights(valid / valid.sum(axis=1, keepdims=True))
+
+
+def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") -> PathWeights:
+    """Weights minimising the maximum link load, by linear programming.
+
+    Variables: one weight per valid path of a pair with demand, plus the maximum load z.
+    Minimise z subject to load_e - z <= 0 for every link and sum of a pair's weights = 1.
+    Pairs without demand keep uniform weights (they load nothing).
+    """
+    start = time.perf_counter()
+    rows, links = paths.incidence()
+    path_demand = np.repeat(demand, paths.k)
+    usable = (paths.valid.ravel()) & (path_demand > 0)
+    column = np.full(usable.size, -1, np.int64)
+    column[usable] = np.arange(usable.sum())
+    n_vars = int(usable.sum())
+    keep = usable[rows]
+    load = sp.csr_matrix(
+        (path_demand[rows[keep]], (links[keep], column[rows[keep]])),
+        shape=(paths.n_links, n_vars),
+    )
+    load = sp.hstack([load, sp.csr_matrix(-np.ones((paths.n_links, 1)))], format="csr")
+    pair_of_var = np.nonzero(usable)[0] // paths.k
+    active_pairs, pair_row = np.unique(pair_of_var, return_inverse=True)
+    one_per_pair = sp.csr_matrix(
+        (np.ones(n_vars), (pair_row, np.arange(n_vars))), shape=(active_pairs.size, n_vars + 1)
+    )
+    cost = np.zeros(n_vars + 1)
+    cost[-1] = 1.0
+    result = scipy.optimize.linprog(
+        cost, A_ub=load, b_ub=np.zeros(paths.n_links), A_eq=one_per_pair,
+        b_eq=np.ones(active_pairs.size), bounds=(0, None), method=method,
+    )
+    if result.status != 0:
+        raise RuntimeError(f"path-weight LP failed: {result.message}")
+    weights = uniform_weights(paths).weights.ravel().copy()
+    weights[usable] = np.clip(result.x[:-1], 0.0, None)
+    weights = weights.reshape(paths.n_pairs, paths.k)
+    weights /= weights.sum(axis=1, keepdims=True)
+    info = dict(objective=float(result.fun), variables=n_vars + 1,
+                constraints=paths.n_links + active_pairs.size, method=method)
+    return PathWeights(weights.astype(np.float32), time.perf_counter() - start, info)
+
+
+def optax_weights(
+    paths: PathSet,
+    demand: np.ndarray,
+    steps: int = 2000,
+    learning_rate: float = 0.05,
+    temperature_start: float = 0.05,
+    temperature_end: float = 0.001,
+) -> PathWeights:
+    """Weights minimising a smooth maximum of link loads by Adam (see module docstring).
+
+    Loads are divided by the mean link load, so the temperatures are relative to it.
+    """
+    require_int(steps, "paths.optax.steps", 1)
+    require(learning_rate > 0, "paths.optax.learning_rate", learning_rate, "must be > 0")
+    require(0 < temperature_end <= temperature_start, "paths.optax.temperature_end",
+            temperature_end, "must be in (0, temperature_start]")
+    start = time.perf_counter()
+    rows, links = paths.incidence()
+    path_demand = np.repeat(demand, paths.k)
+    scale = float((path_demand[rows] / np.maximum(paths.valid.sum(axis=1).repeat(paths.k)[rows], 1)).sum())
+    scale = max(scale / paths.n_links, 1e-12)
+    flow_demand = jnp.asarray(path_demand / scale, jnp.float32)
+    rows_j, links_j = jnp.asarray(rows), jnp.asarray(links)
+    valid = jnp.asarray(paths.valid)
+    n_links = paths.n_links
+    decay = (temperature_end / temperature_start) ** (1.0 / max(steps - 1, 1))
+    optimiser = optax.adam(learning_rate)
+
+    def weights_of(theta):
+        return jax.nn.softmax(jnp.where(valid, theta, -jnp.inf), axis=1)
+
+    def loads_of(theta):
+        flow = flow_demand * weights_of(theta).ravel()
+        return jax.ops.segment_sum(flow[rows_j], links_j, n_links)
+
+    def smooth_max(theta, temperature):
+        loads = loads_of(theta)
+        return temperature * jax.nn.logsumexp(loads / temperature), loads.max()
+
+    @jax.jit
+    def fit(theta):
+        def step(carry, i):
+            theta, state, best_theta, best = carry
+            temperature = temperature_start * decay**i
+            (_, hard), grad = jax.value_and_grad(smooth_max, has_aux=True)(theta, temperature)
+            grad = jnp.where(valid, grad, 0.0)
+            improved = hard < best
+            best_theta = jnp.where(improved, theta, best_theta)
+            best = jnp.minimum(hard, best)
+            updates, state = optimiser.update(grad, state, theta)
+            return (optax.apply_updates(theta, updates), state, best_theta, best), hard
+
+        carry = (theta, optimiser.init(theta), theta, jnp.inf)
+        (theta, _, best_theta, best), trace = jax.lax.scan(step, carry, jnp.arange(steps, dtype=jnp.float32))
+        final = loads_of(theta).max()
+        return jnp.where(final < best, theta, best_theta), trace
+
+    theta, trace = fit(jnp.zeros(paths.valid.shape, jnp.float32))
+    weights = np.asarray(weights_of(theta), np.float32)
+    info = dict(steps=steps, first_max=float(trace[0]) * scale, last_max=float(trace[-1]) * scale)
+    return PathWeights(weights, time.perf_counter() - start, info)

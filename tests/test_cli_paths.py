@@ -1,0 +1,43 @@
+"""`jaxnet-paths`: one JSON object on stdout, files in the run directory, one-line errors."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+BASE = ["topology=dragonfly", "topology.a=3", "topology.h=2", "paths.k=3", "paths.cycles=2",
+        "paths.optax.steps=200"]
+
+
+def run_cli(tmp_path, *overrides):
+    return subprocess.run(
+        [sys.executable, "-m", "jaxnet.cli.paths", *BASE, *overrides, f"hydra.run.dir={tmp_path}"],
+        capture_output=True, text=True, timeout=600,
+    )
+
+
+def test_json_output_and_files(tmp_path):
+    result = run_cli(tmp_path, "paths.algorithm=multi_mcf_cyclic", "format=json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)  # exactly one JSON object, nothing else
+    for key in ("pmax", "paths", "mean_path_length", "max_link_load_uniform",
+                "max_link_load_optimal", "max_link_load_optax", "seconds"):
+        assert key in summary
+    assert summary["max_link_load_optimal"] <= summary["max_link_load_uniform"]
+    assert summary["paths"] == 21 * 20 * 3
+    for name in ("paths.npz", "weights.npz", "summary.json", "path_counts.png"):
+        assert (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize(
+    "override, parameter",
+    [("paths.k=0", "paths.k"), ("paths.algorithm=ksp", "paths.algorithm"), ("format=yaml", "format")],
+)
+def test_bad_parameters_give_one_line(tmp_path, override, parameter):
+    result = run_cli(tmp_path, override)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0]

@@ -19,7 +19,7 @@ import jax
 
 from jaxnet.routing import build_routing
 from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, compiled_advance, compiled_init
+from jaxnet.sim.run import Network, Window, compiled_advance, compiled_init
 from jaxnet.sim.step import Params
 from jaxnet.sim.run import _device_traffic
 from jaxnet.topology import build_topology
@@ -28,7 +28,7 @@ from jaxnet.traffic import build_traffic
 import jax.numpy as jnp
 
 
-def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic):
+def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic, vmap_width):
     network = Network.build(topo, build_routing({"name": routing}), RouterSpec(vcs=vcs))
     table = build_traffic({"name": traffic}, topo, 1)
     params = Params(
@@ -38,7 +38,7 @@ def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic):
         generate_until=jnp.full(batch, 2**31 - 1, jnp.int32))
     keys = jnp.stack([jax.random.PRNGKey(i) for i in range(batch)])
     state = compiled_init(network.layout)(keys)
-    advance = compiled_advance(network.layout, network.routing, chunk)
+    advance = compiled_advance(network.layout, network.routing, chunk, vmap_width)
     start = time.perf_counter()
     state = jax.block_until_ready(advance(network.net, network.tables, params, state))
     first = time.perf_counter() - start
@@ -53,7 +53,7 @@ def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic):
     if stats:
         device_peak = stats.get("peak_bytes_in_use")
     return {
-        "vcs": vcs, "batch": batch, "cycles": cycles, "routers": topo.n_routers,
+        "vcs": vcs, "batch": batch, "vmap_width": vmap_width, "cycles": cycles, "routers": topo.n_routers,
         "router_cycles_per_s": topo.n_routers * cycles * batch / wall,
         "cycles_per_s_per_sim": cycles / wall,
         "first_chunk_s_incl_compile": round(first, 3), "wall_s": round(wall, 3),
@@ -75,13 +75,18 @@ def main():
     parser.add_argument("--load", type=float, default=0.5)
     parser.add_argument("--chunk", type=int, default=200)
     parser.add_argument("--chunks", type=int, default=3)
+    parser.add_argument("--vmap-width", default="auto",
+                        help="simulations vmapped together: auto (whole batch on GPU, 1 on CPU), all, or N")
     args = parser.parse_args()
     topo = build_topology({"name": "rrg", "routers": args.routers, "degree": args.degree,
                            "seed": 1, "medoid_of": 1, "servers_per_router": args.servers})
+    width = {"auto": Window(0, 1).resolved_vmap_width(), "all": None}.get(args.vmap_width)
+    width = width if args.vmap_width in ("auto", "all") else int(args.vmap_width)
     results = []
     for vcs in args.vcs:
         for batch in args.batches:
-            row = measure(topo, args.routing, vcs, batch, args.chunk, args.chunks, args.load, args.traffic)
+            row = measure(topo, args.routing, vcs, batch, args.chunk, args.chunks, args.load,
+                          args.traffic, width)
             print(json.dumps(row))
             results.append(row)
     report = {

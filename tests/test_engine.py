@@ -81,10 +81,19 @@ def test_same_seed_same_result_and_batch_invariance(small_rrg):
     assert strip(other[0]) != strip(alone[0])
 
 
+def test_vmap_width_never_changes_results(small_rrg):
+    points = [(0.9, 4), (0.5, 11), (0.1, 2)]
+    rows = [simulate(small_rrg, {"name": "uniform"}, points, Window(200, 600, chunk=200, vmap_width=w))[0]
+            for w in (None, 1, 2)]
+    strip = lambda row: {k: v for k, v in row.items() if k not in TIMING_KEYS}  # noqa: E731
+    assert [strip(r) for r in rows[0]] == [strip(r) for r in rows[1]] == [strip(r) for r in rows[2]]
+
+
 def test_loads_and_seeds_do_not_recompile(small_rrg):
     window = Window(100, 200, chunk=150)
     simulate(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
-    advance = compiled_advance(small_rrg.layout, small_rrg.routing, window.chunk)
+    advance = compiled_advance(small_rrg.layout, small_rrg.routing, window.chunk,
+                               window.resolved_vmap_width())
     before = advance._cache_size()
     simulate(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
     simulate(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)

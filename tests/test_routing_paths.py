@@ -202,7 +202,8 @@ def test_weights_pick_the_path_and_never_recompile(rrg):
     rows, _ = simulate(network, traffic, [(0.2, 1)], window)
     assert rows[0]["packets_consumed"] > 10
     assert rows[0]["average_hops"] == lengths[longest]
-    advance = compiled_advance(network.layout, network.routing, window.chunk)
+    advance = compiled_advance(network.layout, network.routing, window.chunk,
+                               window.resolved_vmap_width())
     before = advance._cache_size()
     weights[row] = 0.0
     weights[row, 0] = 1.0

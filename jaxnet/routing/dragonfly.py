@@ -9,18 +9,18 @@ router is always strictly best.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, NamedTuple
+import functools
+from typing import ClassVar
 
-import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, port_bits
-from jaxnet.sim import packets as pk
+from jaxnet.routing.minimal import NextHopRouting
 from jaxnet.topology import Topology, require
 
 _FAR = 1 << 8
 
 
+@functools.lru_cache(maxsize=8)
 def hierarchical_routes(topo: Topology) -> tuple[np.ndarray, np.ndarray]:
     """(length int16 [R, R], next-hop bit words uint32 [R, R, W]) of local-global-local routes."""
     require(topo.group is not None and "global" in topo.link_class_names, "topology", topo.name,
@@ -59,27 +59,14 @@ def hierarchical_routes(topo: Topology) -> tuple[np.ndarray, np.ndarray]:
     return length, words
 
 
-class RouteTables(NamedTuple):
-    """next_hop: uint32 [R, R, W] bit words of allowed next ports towards each target."""
-
-    next_hop: jnp.ndarray
-
-
 @dataclasses.dataclass(frozen=True)
-class DragonflyMinimal(RoutingScheme):
+class DragonflyMinimal(NextHopRouting):
     """Hop-by-hop adaptive among the first hops of shortest local-global-local routes."""
 
     name: ClassVar[str] = "dragonfly_minimal"
 
-    def build_tables(self, topo):
-        return RouteTables(hierarchical_routes(topo)[1])
-
-    def max_hops(self, topo, tables):
-        return int(hierarchical_routes(topo)[0].max())
+    def routes(self, topo):
+        return hierarchical_routes(topo)
 
     def dragonfly_phases(self):
         return 1
-
-    def candidates(self, tables, router, packets, ports):
-        ok = port_bits(tables.next_hop[router, packets[:, pk.DST_R]], ports)
-        return Candidates(jnp.where(ok, 0, NOT_CANDIDATE))

@@ -14,27 +14,40 @@ from jaxnet.sim import packets as pk
 from jaxnet.sim.packets import hash_words, uniform01
 
 
-class MinimalTables(NamedTuple):
-    """closer: uint32 [R, R, W] minimal-port bit words (see `minimal_port_words`)."""
+class NextHopTables(NamedTuple):
+    """next_hop: uint32 [R, R, W] bit words of the ports allowed towards each destination."""
 
-    closer: jnp.ndarray
+    next_hop: jnp.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
-class Minimal(RoutingScheme):
-    """Hop-by-hop adaptive among all minimal next hops; lowest output occupancy wins."""
+class NextHopRouting(RoutingScheme):
+    """Hop-by-hop adaptive among the ports a next-hop table allows; lowest occupancy wins.
+    Subclasses give the table and the route lengths it implies (`routes`)."""
+
+    def routes(self, topo):
+        """(route length [R, R], next-hop bit words uint32 [R, R, W])."""
+        raise NotImplementedError
+
+    def build_tables(self, topo):
+        return NextHopTables(self.routes(topo)[1])
+
+    def max_hops(self, topo, tables):
+        return int(self.routes(topo)[0].max())
+
+    def candidates(self, tables, router, packets, ports):
+        words = tables.next_hop.at[router, packets[:, pk.DST_R]].get(mode="promise_in_bounds")
+        return Candidates(jnp.where(port_bits(words, ports), 0, NOT_CANDIDATE))
+
+
+@dataclasses.dataclass(frozen=True)
+class Minimal(NextHopRouting):
+    """Graph-minimal: every port on a shortest path."""
 
     name: ClassVar[str] = "minimal"
 
-    def build_tables(self, topo):
-        return MinimalTables(minimal_port_words(topo))
-
-    def max_hops(self, topo, tables):
-        return topo.diameter
-
-    def candidates(self, tables, router, packets, ports):
-        words = tables.closer.at[router, packets[:, pk.DST_R]].get(mode="promise_in_bounds")
-        return Candidates(jnp.where(port_bits(words, ports), 0, NOT_CANDIDATE))
+    def routes(self, topo):
+        return topo.distances, minimal_port_words(topo)
 
 
 class SourceMinimalTables(NamedTuple):

@@ -20,13 +20,14 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, minimal_port_words, port_bits
-from jaxnet.routing.dragonfly import hierarchical_routes
+from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, port_bits
+from jaxnet.routing.dragonfly import DragonflyMinimal
+from jaxnet.routing.minimal import Minimal
 from jaxnet.sim import packets as pk
 from jaxnet.sim.packets import below, hash_words
 from jaxnet.topology import Topology, require
 
-BASES = ("minimal", "dragonfly_minimal")
+BASES = {"minimal": Minimal, "dragonfly_minimal": DragonflyMinimal}
 
 
 class ValiantTables(NamedTuple):
@@ -45,9 +46,7 @@ class ValiantTables(NamedTuple):
 def base_routes(topo: Topology, base: str) -> tuple[np.ndarray, np.ndarray]:
     """(route lengths [R, R], next-hop words [R, R, W]) of the base minimal scheme."""
     require(base in BASES, "routing.base", base, f"one of {list(BASES)}")
-    if base == "dragonfly_minimal":
-        return hierarchical_routes(topo)
-    return topo.distances, minimal_port_words(topo)
+    return BASES[base]().routes(topo)
 
 
 def partition_coordinates(topo: Topology, restricted: bool):

@@ -89,3 +89,15 @@ def test_uniform_weights_with_missing_paths():
 def test_bad_optax_parameters(dragonfly_paths, kwargs, parameter):
     with pytest.raises(ValueError, match=parameter):
         optax_weights(dragonfly_paths, random_demand(dragonfly_paths, 1), **kwargs)
+
+
+def test_demand_from_any_traffic_pattern():
+    from jaxnet.paths.weights import traffic_demand
+
+    topo = build_topology({"name": "dragonfly", "a": 3, "h": 1, "servers_per_router": 2})
+    paths = find_paths(topo, k=2)
+    uniform = traffic_demand(paths, topo, {"name": "uniform"}, 1)
+    assert np.allclose(uniform, 2 / (topo.n_routers - 1))  # 2 servers, spread over the others
+    groups = traffic_demand(paths, topo, {"name": "adv_group", "offset": 1}, 1)
+    target = (topo.group[paths.pair_src] + 1) % (topo.group.max() + 1) == topo.group[paths.pair_dst]
+    assert np.allclose(groups[~target], 0) and np.allclose(groups[target], 2 / 3)

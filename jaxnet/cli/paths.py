@@ -4,8 +4,8 @@
         paths.algorithm=multi_mcf_cyclic paths.cycles=20 format=json
 
 Finds k edge-disjoint minimum-length paths per ordered router pair, then the maximum link
-load under the random demand `paths.demand_seed` with uniform, LP-optimal and Optax
-weights. The run directory receives `paths.npz` (the `PathSet`), `weights.npz` (demand
+load under the random demand `paths.demand_seed` (or any traffic pattern given as
+`paths.demand`) with uniform, LP-optimal and Optax weights. The run directory receives `paths.npz` (the `PathSet`), `weights.npz` (demand
 and the three weight arrays), `summary.json` and `path_counts.png` (the paper's
 histogram: relative contribution of the links with each path count, by link class).
 """
@@ -21,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import CONF_DIR, friendly_errors, print_json, run_dir, write_atomic
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import lp_weights, optax_weights, random_demand, uniform_weights
+from jaxnet.paths.weights import (lp_weights, optax_weights, random_demand, traffic_demand,
+                                  uniform_weights)
 from jaxnet.topology import build_topology, require
 
 OUTPUT_FORMATS = ("text", "json")
@@ -36,7 +37,10 @@ def main(cfg: DictConfig) -> None:
     start = time.perf_counter()
     paths = find_paths(topology, p.k, p.algorithm, cycles=p.cycles, seed=p.seed)
     path_seconds = time.perf_counter() - start
-    demand = random_demand(paths, p.demand_seed)
+    if p.get("demand") is None:
+        demand = random_demand(paths, p.demand_seed)
+    else:
+        demand = traffic_demand(paths, topology, OmegaConf.to_container(p.demand), p.demand_seed)
     weights = {
         "uniform": uniform_weights(paths),
         "optimal": lp_weights(paths, demand, method=p.lp_method),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 
 from jaxnet.results import plot_panels, write_rows
 from jaxnet.routing import build_routing

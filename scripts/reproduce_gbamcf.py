@@ -15,7 +15,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
 
 from jaxnet.cli.common import write_atomic
 from jaxnet.paths.mcf import ALGORITHMS, find_paths

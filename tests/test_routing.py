@@ -12,7 +12,6 @@ from jaxnet.paths.deadlock import channel_dependency_graph
 from jaxnet.routing import ROUTINGS, build_routing
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
 from jaxnet.routing.explore import explore_routes
-from jaxnet.sim import packets as pk
 from jaxnet.sim.layout import RouterSpec
 from jaxnet.sim.packets import wide_value
 from jaxnet.sim.run import Network, Window, simulate

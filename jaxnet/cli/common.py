@@ -41,6 +41,25 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+OUTPUT_FORMATS = ("text", "json")
+
+
+def require_format(cfg) -> None:
+    """`format` must be text or json (json: exactly one JSON object on stdout)."""
+    from jaxnet.topology import require
+
+    require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
+
+
+def print_report(report: dict, output_format: str) -> None:
+    """One JSON object, or aligned `key  value` lines."""
+    if output_format == "json":
+        print_json(report)
+    else:
+        width = max(len(key) for key in report)
+        print("\n".join(f"{key:<{width}}  {value}" for key, value in report.items()))
+
+
 def print_json(obj) -> None:
     print(json.dumps(obj, sort_keys=True, default=_jsonable))
 

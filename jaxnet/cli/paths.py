@@ -19,19 +19,17 @@ import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import CONF_DIR, friendly_errors, print_json, run_dir, write_atomic
+from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
+                               write_atomic)
 from jaxnet.paths.mcf import find_paths
 from jaxnet.paths.weights import (lp_weights, optax_weights, random_demand, traffic_demand,
                                   uniform_weights)
-from jaxnet.topology import build_topology, require
-
-OUTPUT_FORMATS = ("text", "json")
-
+from jaxnet.topology import build_topology
 
 @hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
 @friendly_errors
 def main(cfg: DictConfig) -> None:
-    require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
+    require_format(cfg)
     topology = build_topology(OmegaConf.to_container(cfg.topology, resolve=True))
     p = cfg.paths
     start = time.perf_counter()
@@ -69,11 +67,7 @@ def main(cfg: DictConfig) -> None:
     np.savez_compressed(out / "weights.npz", demand=demand, **{n: w.weights for n, w in weights.items()})
     save_histograms(topology, {p.algorithm: counts}, out / "path_counts.png")
     write_atomic(out / "summary.json", json.dumps(summary, indent=2))
-    if cfg.format == "json":
-        print_json(summary)
-    else:
-        width = max(len(key) for key in summary)
-        print("\n".join(f"{key:<{width}}  {value}" for key, value in summary.items()))
+    print_report(summary, cfg.format)
 
 
 def save_histograms(topology, panels: dict[str, np.ndarray], path: Path) -> None:

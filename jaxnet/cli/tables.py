@@ -14,18 +14,16 @@ import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import CONF_DIR, friendly_errors, print_json, run_dir, write_atomic
+from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
+                               write_atomic)
 from jaxnet.paths.torus_graph import KINDS, TorusShape
 from jaxnet.paths.torus_tables import build_table, deadlock_cycle, save_table, table_metrics
 from jaxnet.topology import build_topology, require
 
-OUTPUT_FORMATS = ("text", "json")
-
-
 @hydra.main(config_path=CONF_DIR, config_name="tables", version_base=None)
 @friendly_errors
 def main(cfg: DictConfig) -> None:
-    require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
+    require_format(cfg)
     topology = OmegaConf.to_container(cfg.topology, resolve=True)
     kind = topology.get("name")
     require(kind in KINDS, "topology", kind, f"routing tables need one of {KINDS}")
@@ -47,11 +45,7 @@ def main(cfg: DictConfig) -> None:
         metrics["dependency_cycle"] = cycle
     save_table(table, run_dir() / "table.npz")
     write_atomic(run_dir() / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True))
-    if cfg.format == "json":
-        print_json(metrics)
-    else:
-        width = max(len(key) for key in metrics)
-        print("\n".join(f"{key:<{width}}  {value}" for key, value in metrics.items()))
+    print_report(metrics, cfg.format)
 
 
 def _same_links(shape: TorusShape, neighbor: np.ndarray) -> bool:

@@ -13,32 +13,22 @@ import json
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import CONF_DIR, friendly_errors, print_json, run_dir, write_atomic
-from jaxnet.topology import build_topology, require
+from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
+                               write_atomic)
+from jaxnet.topology import build_topology
 from jaxnet.topology.export import export_topology
-
-OUTPUT_FORMATS = ("text", "json")
-
 
 @hydra.main(config_path=CONF_DIR, config_name="topo", version_base=None)
 @friendly_errors
 def main(cfg: DictConfig) -> None:
-    require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
+    require_format(cfg)
     topo = build_topology(OmegaConf.to_container(cfg.topology, resolve=True))
     summary = topo.summary()
     if cfg.export is not None:
         summary["export"] = str(export_topology(topo, cfg.export, cfg.export_format))
     write_atomic(run_dir() / "summary.json", json.dumps(summary, indent=2, sort_keys=True))
-    if cfg.format == "json":
-        print_json(summary)
-    else:
-        print(format_summary(summary))
+    print_report(summary, cfg.format)
 
-
-def format_summary(summary: dict) -> str:
-    """The summary as aligned `key: value` lines."""
-    width = max(len(key) for key in summary)
-    return "\n".join(f"{key:<{width}}  {value}" for key, value in summary.items())
 
 
 if __name__ == "__main__":

@@ -226,7 +226,6 @@ def _simple_paths_of_length(topo: Topology, src, dst, length):
     prefix expansion, pruned by distance to the destination). Returns (owner [n] index
     into the inputs, ports int8 [n, max length]), in lexicographic port order per owner."""
     neighbor, dist = topo.neighbor, topo.distances
-    n_ports = topo.n_ports
     max_len = int(length.max())
     owner = np.arange(src.size)
     nodes = src[:, None].astype(np.int32)

@@ -19,7 +19,7 @@ import numpy as np
 from jaxnet.routing import RoutingScheme, build_routing
 from jaxnet.sim.layout import Layout, NetArrays, RouterSpec, build_net_arrays
 from jaxnet.sim.packets import wide_value
-from jaxnet.sim.state import SimState, init_state
+from jaxnet.sim.state import init_state
 from jaxnet.sim.step import Params, Traffic, run_cycles
 from jaxnet.topology import Topology, build_topology, require
 from jaxnet.traffic import TrafficTable, build_traffic

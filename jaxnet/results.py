@@ -25,7 +25,7 @@ LEADING_COLUMNS = [
 def config_id(config: Mapping) -> str:
     """Short stable hash of the parts of a configuration that change results."""
     keys = ("topology", "routing", "traffic", "router")
-    sim = {k: config["sim"][k] for k in ("warmup", "measure")}
+    sim = {k: config["sim"].get(k) for k in ("warmup", "measure", "generate_until")}
     blob = json.dumps({**{k: config[k] for k in keys}, "sim": sim}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

@@ -33,7 +33,8 @@ def run_sweep(config: dict, out_dir, progress: bool = True) -> list[dict]:
     if points:
         network = Network.from_config(config)
         window = Window(int(sim["warmup"]), int(sim["measure"]), int(sim["chunk"]),
-                        int(sim["watchdog"]), vmap_width=sim.get("vmap_width", "auto"))
+                        int(sim["watchdog"]), generate_until=sim.get("generate_until"),
+                        vmap_width=sim.get("vmap_width", "auto"))
         new_rows, _ = simulate(network, config["traffic"], points, window, progress=progress)
         rows += [decorate(row, config, cid) for row in new_rows]
         write_rows(results, rows)

@@ -1,8 +1,9 @@
 """Build a simulation on the host, run a batch of (load, seed) points, summarise results.
 
-One call simulates any list of points as one vmapped batch, sharded across all visible
-devices. Loads, seeds, traffic tables and routing tables are traced inputs: running
-other points of the same shape reuses the compiled step.
+One call simulates any list of points as one batch in one compiled call, sharded across
+all visible devices: vmapped whole on GPU/TPU, stepped one simulation at a time on CPU
+(`Window.vmap_width`). Loads, seeds, traffic tables and routing tables are traced inputs:
+running other points of the same shape reuses the compiled step.
 """
 from __future__ import annotations
 

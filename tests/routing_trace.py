@@ -1,12 +1,14 @@
 """Test helper: walk a routing scheme's routes on the host, packet by packet, without the
-engine (candidates -> pick a port -> on_hop), to check route lengths and build channel
-dependency graphs."""
+engine (candidates -> pick a port -> the engine's own `take_port`), to check individual
+routes. `jaxnet.routing.explore` enumerates all routes instead."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.routing.base import NOT_CANDIDATE
 from jaxnet.sim import packets as pk
+from jaxnet.sim.layout import Layout, RouterSpec, build_net_arrays
+from jaxnet.sim.step import take_port
 
 
 def trace_routes(scheme, topo, choose="first", seed=0):
@@ -19,6 +21,9 @@ def trace_routes(scheme, topo, choose="first", seed=0):
     """
     tables = scheme.build_tables(topo)
     dev = jax.tree_util.tree_map(jnp.asarray, tables)
+    max_hops = scheme.max_hops(topo, tables)
+    net = build_net_arrays(topo, Layout(topo.n_routers, topo.n_ports, topo.servers_per_router,
+                                        RouterSpec(vcs=1), max_hops))
     n_routers, ports = topo.n_routers, topo.n_ports
     src, dst = np.divmod(np.arange(n_routers * n_routers), n_routers)
     keep = src != dst
@@ -32,7 +37,7 @@ def trace_routes(scheme, topo, choose="first", seed=0):
     packets = scheme.at_injection(dev, jnp.asarray(src), jnp.asarray(packets), bits)
     router = src.copy()
     routes = [[] for _ in range(n)]
-    for _ in range(scheme.max_hops(topo, tables)):
+    for _ in range(max_hops):
         active = router != dst
         if not active.any():
             break
@@ -50,9 +55,8 @@ def trace_routes(scheme, topo, choose="first", seed=0):
         port = np.where(active, port, -1)
         for i in np.flatnonzero(active):
             routes[i].append((int(router[i]), int(port[i]), int(vc[i, port[i]])))
-        packets = scheme.on_hop(dev, jnp.asarray(router, jnp.int32), packets,
-                                jnp.asarray(port, jnp.int32))
-        packets = packets.at[:, pk.HOPS].add(jnp.asarray(active, jnp.int32))
+        packets = take_port(scheme, dev, net, jnp.asarray(router, jnp.int32), packets,
+                            jnp.asarray(port, jnp.int32))
         router = np.where(active, topo.neighbor[router, np.maximum(port, 0)], router)
     assert (router == dst).all(), "a route is longer than the scheme's max_hops"
     return src, dst, routes

@@ -20,6 +20,7 @@ Totals are clipped at 2**16 - 2.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, ClassVar, NamedTuple
 
 import jax.numpy as jnp
@@ -106,6 +107,7 @@ def next_hop_words(neighbor: np.ndarray, distance: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def minimal_port_words(topo: Topology) -> np.ndarray:
     """uint32 [R, R, W] bit p set iff port p of r is on a shortest path to the target."""
     return next_hop_words(topo.neighbor, topo.distances)

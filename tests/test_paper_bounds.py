@@ -65,15 +65,27 @@ def test_rval_on_adv_local_far_above_valiant():
     assert restricted > 1.3 * valiant
 
 
-def test_polarized_against_minimal_on_a_small_rrg():
-    """Polarized beats minimal on neighbour permutations when unavailable outputs are dropped
-    before selection (DESIGN order), and stays within 10% of minimal under uniform traffic
-    when it selects first and waits for its best output (its paper's Algorithm 1). Neither
-    order gives both on this network: docs/routing.md, "Polarized and selection order"."""
-    neighbour = {"name": "neighbour_permutation", "server_map": "same", "mixing_sweeps": 20}
-    minimal_n = saturated(RRG, {"name": "minimal"}, neighbour, vcs=3)
-    polarized_n = saturated(RRG, {"name": "polarized"}, neighbour, vcs=9)
-    assert polarized_n >= 2 * minimal_n
-    minimal_u = saturated(RRG, {"name": "minimal"}, {"name": "uniform"}, vcs=3, selection="best_first")
-    polarized_u = saturated(RRG, {"name": "polarized"}, {"name": "uniform"}, vcs=9, selection="best_first")
+NEIGHBOUR = {"name": "neighbour_permutation", "server_map": "same", "mixing_sweeps": 20}
+
+
+def test_polarized_algorithm_1_against_minimal_on_a_small_rrg():
+    """The Polarized paper's Algorithm 1 (best_first): at least minimal's throughput under
+    neighbour permutations (equal here: the occupancy it sees on the saturated link stays
+    below w1 = 64 phits, so it never leaves the direct link) and within 10% of it under
+    uniform traffic. docs/routing.md, "Polarized and selection order"."""
+    def pair(traffic):
+        return [saturated(RRG, {"name": name}, traffic, vcs=vcs, selection="best_first")
+                for name, vcs in (("minimal", 3), ("polarized", 9))]
+
+    minimal_n, polarized_n = pair(NEIGHBOUR)
+    assert polarized_n >= 0.98 * minimal_n
+    minimal_u, polarized_u = pair({"name": "uniform"})
     assert polarized_u >= 0.9 * minimal_u
+
+
+def test_polarized_leaves_a_saturated_link_when_unavailable_outputs_are_dropped_first():
+    """DESIGN's order (available_first): Polarized takes a longer route whenever the direct
+    output cannot take the packet, and beats minimal by 2x on neighbour permutations."""
+    minimal_n = saturated(RRG, {"name": "minimal"}, NEIGHBOUR, vcs=3)
+    polarized_n = saturated(RRG, {"name": "polarized"}, NEIGHBOUR, vcs=9)
+    assert polarized_n >= 2 * minimal_n

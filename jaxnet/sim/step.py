@@ -112,6 +112,24 @@ def choose_injection_vc(spec, net: NetArrays, inputs, q_head, layout: Layout, se
     return jnp.where(best == _NONE, v_count, best & 0x7F)
 
 
+def select_output(selection: str, cost, occupancy, usable, available, bits):
+    """Chosen candidate per head, int32 [H]: (cost + occupancy) << 15 | tie << 7 | port, or
+    _NONE when the head must wait. cost, occupancy: int32 [H, P] (occupancy in phits);
+    usable, available: bool [H, P]; bits: uint32 [H] random bits for the tie-break.
+
+    available_first (DESIGN): drop outputs that cannot take the packet, then take the lowest
+    total. best_first (Polarized paper, Algorithm 1): keep the candidates of lowest total, then
+    drop those that cannot take the packet; random among what is left, or wait if nothing is.
+    """
+    port_ids = jnp.arange(cost.shape[1])
+    total = jnp.minimum(cost + jnp.where(usable, occupancy, 0), _COST_CAP)
+    if selection == "best_first":
+        usable &= total == jnp.where(usable, total, _COST_CAP).min(axis=1, keepdims=True)
+    usable &= available
+    tie = ((bits[:, None] * jnp.asarray(2 * port_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
+    return jnp.where(usable, (total << 15) | (tie << 7) | port_ids, _NONE).min(axis=1)
+
+
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
                state: SimState) -> SimState:
     """Advance one simulation by one cycle."""
@@ -144,30 +162,20 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     cost, vc, scale = routing.candidates(tables, router, head, ports)
     if vc is None:
         vc = vc_by_policy(spec.vc_policy, net, router, head)
-    port_ids = jnp.arange(ports)
     if vc.ndim == 1:  # one VC for every port: read whole rows of the [V, R, width] view
         by_vc = out_cost.reshape(layout.routers, width, v_count).transpose(2, 0, 1)
         by_vc = jax.lax.optimization_barrier(by_vc.reshape(v_count * layout.routers, width))
         cand_out = take_rows(by_vc, jnp.clip(vc, 0, v_count - 1) * layout.routers + router)[:, :ports]
     else:
-        cand_out = out_cost[(router[:, None] * width + port_ids) * v_count + jnp.minimum(vc, v_count - 1)]
+        cand_out = out_cost[(router[:, None] * width + jnp.arange(ports)) * v_count + jnp.minimum(vc, v_count - 1)]
     vc_fits = (vc < v_count)[:, None] if vc.ndim == 1 else vc < v_count
-    available = cand_out < UNAVAILABLE
-    occupancy = cand_out & (UNAVAILABLE - 1)
-    # available_first (DESIGN): drop outputs that cannot take the packet, then select;
-    # best_first (Polarized paper, Algorithm 1): select, then wait if the best cannot.
     usable = (cost < NOT_CANDIDATE) & vc_fits
-    if spec.selection == "available_first":
-        usable &= available
+    occupancy = cand_out & (UNAVAILABLE - 1)
     if scale is not None:
         occupancy = occupancy * scale
-    total = jnp.minimum(cost + jnp.where(usable, occupancy, 0), _COST_CAP)
     select_bits = pk.random_bits(state.seed, t, pk.RNG_SELECT, head.shape[0])
-    tie = ((select_bits[:, None] * jnp.asarray(2 * port_ids + 0x9E37, jnp.uint32)) >> 24).astype(jnp.int32)
-    key = jnp.where(usable, (total << 15) | (tie << 7) | port_ids, _NONE)
-    best = key.min(axis=1)
+    best = select_output(spec.selection, cost, occupancy, usable, cand_out < UNAVAILABLE, select_bits)
     best_port = best & 0x7F
-    best_available = jnp.take_along_axis(available, best_port[:, None], axis=1)[:, 0]
     best_vc = vc if vc.ndim == 1 else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
     net_vc = (router * width + best_port) * v_count + best_vc
     no_route = active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1)
@@ -175,7 +183,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     free_vc = jnp.where(out_cost.reshape(-1, v_count) < UNAVAILABLE, vc_ids, v_count).min(axis=1)
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * p_srv
     eject_vc = free_vc[eject_port]
-    request = active & jnp.where(at_dest, eject_vc < v_count, (best != _NONE) & best_available)
+    request = active & jnp.where(at_dest, eject_vc < v_count, best != _NONE)
     out_vc = jnp.where(at_dest, eject_port * v_count + eject_vc, net_vc)
 
     # ---- allocation: each output (port, VC) grants one random requester -------------------

@@ -4,8 +4,9 @@
 
 - seconds for one multi_mcf_cyclic cycle (k = 4) on --cycle-network, solved after a first
   penal cycle so the pass is a genuine "remove and re-solve" cycle, plus the compile time;
-- for every --weights network: max link load and seconds of the LP (HiGHS IPM) and of the
-  Optax fit on multi_mcf_cyclic paths (3 cycles), their ratio, and the problem size;
+- for every --weights network: max link load and seconds of the LP (HiGHS IPM), of the
+  Optax fit and of the Optax dual bound on multi_mcf_cyclic paths (3 cycles), the ratios
+  Optax / LP and LP / bound, and the problem size;
 - peak resident memory of the process.
 Run it alone on an otherwise idle core: times are wall-clock.
 """
@@ -22,7 +23,7 @@ import jax
 
 from jaxnet.cli.common import write_atomic
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import lp_weights, optax_weights, random_demand, uniform_weights
+from jaxnet.paths.weights import lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights
 from jaxnet.topology import build_topology
 
 DRAGONFLIES = {"DF36": (4, 2), "DF114": (6, 3), "DF264": (8, 4), "DF510": (10, 5)}
@@ -48,11 +49,13 @@ def weights_row(name: str) -> dict:
     demand = random_demand(paths, 1)
     lp = lp_weights(paths, demand)
     learned = optax_weights(paths, demand)
+    bound, dual_seconds = optax_dual_bound(paths, demand)
+    optimum, optax = lp.max_load(paths, demand), learned.max_load(paths, demand)
     return dict(
         network=name, routers=topology.n_routers, links=paths.n_links, lp_variables=lp.info["variables"],
-        uniform=uniform_weights(paths).max_load(paths, demand), lp=lp.max_load(paths, demand),
-        optax=learned.max_load(paths, demand), ratio=learned.max_load(paths, demand) / lp.max_load(paths, demand),
-        lp_seconds=round(lp.seconds, 2), optax_seconds=round(learned.seconds, 2),
+        uniform=uniform_weights(paths).max_load(paths, demand), lp=optimum, optax=optax, dual_bound=bound,
+        ratio=optax / optimum, lp_over_bound=optimum / bound,
+        lp_seconds=round(lp.seconds, 2), optax_seconds=round(learned.seconds, 2), dual_seconds=round(dual_seconds, 2),
     )
 
 

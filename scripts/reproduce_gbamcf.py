@@ -63,7 +63,7 @@ def compute_paths(network: str, algorithm: str, out: Path, cycles: int, seed: in
 def table_rows(network: str, algorithms: list[str], out: Path, demand_seed: int, with_optax: bool,
                with_lp: bool) -> list[dict]:
     """Max link load with uniform, LP-optimal and (optionally) Optax weights per algorithm."""
-    from jaxnet.paths.weights import lp_weights, optax_weights, random_demand, uniform_weights
+    from jaxnet.paths.weights import lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights
 
     rows = []
     for algorithm in algorithms:
@@ -92,21 +92,38 @@ def table_rows(network: str, algorithms: list[str], out: Path, demand_seed: int,
             learned = optax_weights(paths, demand)
             row["optax"] = learned.max_load(paths, demand)
             row["optax_seconds"] = round(learned.seconds, 2)
+            row["lower_bound"], seconds = optax_dual_bound(paths, demand)
+            row["dual_seconds"] = round(seconds, 2)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
 
 
+def merge_rows(table: Path, rows: list[dict]) -> list[dict]:
+    """The new rows over the saved table: rows not recomputed are kept, and a recomputed row
+    keeps the saved columns it lacks (e.g. an LP optimum when run with --skip-lp) as long
+    as its path set is the same one (same cycles and path-finding time)."""
+    if not table.exists():
+        return rows
+    saved = {(r["network"], r["algorithm"]): r for r in json.loads(table.read_text())}
+    for row in rows:
+        old = saved.get((row["network"], row["algorithm"]), {})
+        same_paths = all(old.get(key) == row[key] for key in ("cycles", "pmax", "path_seconds"))
+        saved[(row["network"], row["algorithm"])] = {**old, **row} if same_paths else row
+    return sorted(saved.values(), key=lambda r: (list(NETWORKS).index(r["network"]), ALGORITHMS.index(r["algorithm"])))
+
+
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| network | algorithm | cycles | P_max | uniform | optimal (LP) | Optax | paper uniform | paper optimal |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| network | algorithm | cycles | P_max | uniform | dual bound | optimal (LP) | Optax "
+        "| paper uniform | paper optimal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        optimal, optax = (f"{r[key]:.2f}" if key in r else "-" for key in ("optimal", "optax"))
+        bound, optimal, optax = (f"{r[key]:.2f}" if key in r else "-" for key in ("lower_bound", "optimal", "optax"))
         lines.append(
             f"| {r['network']} | {r['algorithm']} | {r['cycles']} | {r['pmax']} | {r['uniform']:.2f} "
-            f"| {optimal} | {optax} | {r['paper_uniform']} | {r['paper_optimal']} |"
+            f"| {bound} | {optimal} | {optax} | {r['paper_uniform']} | {r['paper_optimal']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -155,11 +172,7 @@ def main() -> None:
             for network in args.networks
             for row in table_rows(network, args.algorithms, args.out, args.demand_seed, args.optax, not args.skip_lp)
         ]
-        if (args.out / "table1.json").exists():  # keep the rows not recomputed now
-            done = {(r["network"], r["algorithm"]) for r in rows}
-            kept = [r for r in json.loads((args.out / "table1.json").read_text())
-                    if (r["network"], r["algorithm"]) not in done]
-            rows = sorted(kept + rows, key=lambda r: (list(NETWORKS).index(r["network"]), ALGORITHMS.index(r["algorithm"])))
+        rows = merge_rows(args.out / "table1.json", rows)
         write_atomic(args.out / "table1.json", json.dumps(rows, indent=1))
         write_atomic(args.out / "table1.md", markdown(rows))
         for network in args.networks:

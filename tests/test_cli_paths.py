@@ -8,7 +8,7 @@ import sys
 import pytest
 
 BASE = ["topology=dragonfly", "topology.a=3", "topology.h=2", "paths.k=3", "paths.cycles=2",
-        "paths.optax.steps=200"]
+        "paths.optax.steps=200", "paths.dual.steps=200"]
 
 
 def run_cli(tmp_path, *overrides):
@@ -26,6 +26,8 @@ def test_json_output_and_files(tmp_path):
                 "max_link_load_optimal", "max_link_load_optax", "seconds"):
         assert key in summary
     assert summary["max_link_load_optimal"] <= summary["max_link_load_uniform"]
+    bound, optimal = summary["max_link_load_lower_bound"], summary["max_link_load_optimal"]
+    assert bound <= optimal * (1 + 1e-6) <= summary["max_link_load_optax"] * (1 + 2e-6)
     assert summary["paths"] == 21 * 20 * 3
     for name in ("paths.npz", "weights.npz", "summary.json", "path_counts.png"):
         assert (tmp_path / name).exists()
@@ -33,7 +35,8 @@ def test_json_output_and_files(tmp_path):
 
 @pytest.mark.parametrize(
     "override, parameter",
-    [("paths.k=0", "paths.k"), ("paths.algorithm=ksp", "paths.algorithm"), ("format=yaml", "format")],
+    [("paths.k=0", "paths.k"), ("paths.algorithm=ksp", "paths.algorithm"), ("format=yaml", "format"),
+     ("paths.lp_method=simplex", "paths.lp_method")],
 )
 def test_bad_parameters_give_one_line(tmp_path, override, parameter):
     result = run_cli(tmp_path, override)
@@ -41,3 +44,12 @@ def test_bad_parameters_give_one_line(tmp_path, override, parameter):
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and parameter in lines[0]
+
+
+def test_without_lp_the_dual_bound_still_certifies(tmp_path):
+    result = run_cli(tmp_path, "paths.lp_method=none", "format=json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["max_link_load_optimal"] is None and summary["lp_seconds"] is None
+    assert 1.0 <= summary["optax_gap"] == pytest.approx(
+        summary["max_link_load_optax"] / summary["max_link_load_lower_bound"], rel=1e-5)

@@ -9,7 +9,7 @@ import pytest
 
 from jaxnet.paths.mcf import find_paths
 from jaxnet.paths.weights import (
-    link_loads, lp_weights, optax_weights, random_demand, uniform_weights,
+    dual_bound, link_loads, lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights,
 )
 from jaxnet.topology import build_topology, from_graph
 
@@ -75,6 +75,34 @@ def test_optax_close_to_lp(dragonfly_paths):
     assert 1.0 - 1e-6 <= ratio <= 1.02
 
 
+def test_dual_bound_is_weak_and_strong_duality(dragonfly_paths):
+    """Any prices bound the LP optimum from below; the LP's own dual prices reach it."""
+    paths = dragonfly_paths
+    demand = random_demand(paths, 1)
+    lp = lp_weights(paths, demand)
+    optimum = lp.max_load(paths, demand)
+    rng = np.random.default_rng(0)
+    for prices in [np.ones(paths.n_links), *rng.exponential(size=(5, paths.n_links))]:
+        assert dual_bound(paths, demand, prices) <= optimum * (1 + 1e-9)
+    assert dual_bound(paths, demand, lp.info["link_prices"]) == pytest.approx(optimum, rel=1e-6)
+
+
+def test_optax_dual_bound_certifies_optax(dragonfly_paths):
+    paths = dragonfly_paths
+    demand = random_demand(paths, 1)
+    bound, _ = optax_dual_bound(paths, demand)
+    optimum = lp_weights(paths, demand).max_load(paths, demand)
+    assert optimum * 0.995 <= bound <= optimum * (1 + 1e-9)
+    assert optax_weights(paths, demand).max_load(paths, demand) / bound <= 1.02
+
+
+def test_dual_bound_rejects_bad_prices(dragonfly_paths):
+    demand = random_demand(dragonfly_paths, 1)
+    for prices in (np.ones(3), -np.ones(dragonfly_paths.n_links), np.zeros(dragonfly_paths.n_links)):
+        with pytest.raises(ValueError, match="prices"):
+            dual_bound(dragonfly_paths, demand, prices)
+
+
 def test_uniform_weights_with_missing_paths():
     paths = find_paths(from_graph(nx.circular_ladder_graph(5), "ladder", 1), 4, "multi_mcf")
     assert not paths.valid.all()
@@ -89,6 +117,8 @@ def test_uniform_weights_with_missing_paths():
 def test_bad_optax_parameters(dragonfly_paths, kwargs, parameter):
     with pytest.raises(ValueError, match=parameter):
         optax_weights(dragonfly_paths, random_demand(dragonfly_paths, 1), **kwargs)
+    with pytest.raises(ValueError, match=parameter.replace("optax", "dual")):
+        optax_dual_bound(dragonfly_paths, random_demand(dragonfly_paths, 1), **kwargs)
 
 
 def test_demand_from_any_traffic_pattern():

@@ -5,9 +5,12 @@
 
 Finds k edge-disjoint minimum-length paths per ordered router pair, then the maximum link
 load under the random demand `paths.demand_seed` (or any traffic pattern given as
-`paths.demand`) with uniform, LP-optimal and Optax weights. The run directory receives `paths.npz` (the `PathSet`), `weights.npz` (demand
-and the three weight arrays), `summary.json` and `path_counts.png` (the paper's
-histogram: relative contribution of the links with each path count, by link class).
+`paths.demand`) with uniform, LP-optimal and Optax weights, and a lower bound on the LP
+optimum from LP duality (`max_link_load_lower_bound`), which certifies the Optax result
+where the LP is too big (`paths.lp_method=none` skips the LP). The run directory receives
+`paths.npz` (the `PathSet`), `weights.npz` (demand and the weight arrays), `summary.json`
+and `path_counts.png` (the paper's histogram: relative contribution of the links with each
+path count, by link class).
 """
 from __future__ import annotations
 
@@ -22,16 +25,19 @@ from omegaconf import DictConfig, OmegaConf
 from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
                                write_atomic)
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import (lp_weights, optax_weights, random_demand, traffic_demand,
-                                  uniform_weights)
+from jaxnet.paths.weights import (LP_METHODS, lp_weights, optax_dual_bound, optax_weights, random_demand,
+                                  traffic_demand, uniform_weights)
+from jaxnet.topology.base import require
 from jaxnet.topology import build_topology
 
 @hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
 @friendly_errors
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
-    topology = build_topology(OmegaConf.to_container(cfg.topology, resolve=True))
     p = cfg.paths
+    require(p.lp_method in (*LP_METHODS, "none"), "paths.lp_method", p.lp_method,
+            f"must be one of {', '.join(LP_METHODS)} or none")
+    topology = build_topology(OmegaConf.to_container(cfg.topology, resolve=True))
     start = time.perf_counter()
     paths = find_paths(topology, p.k, p.algorithm, cycles=p.cycles, seed=p.seed)
     path_seconds = time.perf_counter() - start
@@ -39,11 +45,12 @@ def main(cfg: DictConfig) -> None:
         demand = random_demand(paths, p.demand_seed)
     else:
         demand = traffic_demand(paths, topology, OmegaConf.to_container(p.demand), p.demand_seed)
-    weights = {
-        "uniform": uniform_weights(paths),
-        "optimal": lp_weights(paths, demand, method=p.lp_method),
-        "optax": optax_weights(paths, demand, **OmegaConf.to_container(p.optax)),
-    }
+    weights = {"uniform": uniform_weights(paths)}
+    if p.lp_method != "none":
+        weights["optimal"] = lp_weights(paths, demand, method=p.lp_method)
+    weights["optax"] = optax_weights(paths, demand, **OmegaConf.to_container(p.optax))
+    lower_bound, dual_seconds = optax_dual_bound(paths, demand, **OmegaConf.to_container(p.dual))
+    optax_load = weights["optax"].max_load(paths, demand)
     counts = paths.link_path_counts()
     summary = {
         "topology": topology.name,
@@ -55,10 +62,14 @@ def main(cfg: DictConfig) -> None:
         else paths.link_counts_by_cycle.max(axis=1).tolist(),
         "paths": int(paths.valid.sum()),
         "mean_path_length": round(paths.mean_path_length, 6),
+        "max_link_load_optimal": None,
         **{f"max_link_load_{name}": round(w.max_load(paths, demand), 6) for name, w in weights.items()},
+        "max_link_load_lower_bound": round(lower_bound, 6),
+        "optax_gap": round(optax_load / lower_bound, 6) if lower_bound > 0 else None,
         "path_seconds": round(path_seconds, 3),
-        "lp_seconds": round(weights["optimal"].seconds, 3),
+        "lp_seconds": round(weights["optimal"].seconds, 3) if "optimal" in weights else None,
         "optax_seconds": round(weights["optax"].seconds, 3),
+        "dual_seconds": round(dual_seconds, 3),
         "seconds": round(time.perf_counter() - start, 3),
     }
     out = run_dir()

@@ -12,6 +12,11 @@ directed link is sum over pairs and paths through it of demand[pair] * weight[pa
                    the temperature t annealed geometrically, loads by segment_sum over the
                    sparse pair-path-link incidence; returns the iterate with the lowest hard
                    maximum.
+  dual_bound       a lower bound on the LP optimum from any link prices (LP duality);
+  optax_dual_bound the prices that make it tight, found the same way as optax_weights
+                   (softmax-parameterised prices, a soft minimum over each pair's paths,
+                   annealed): the LP optimum then lies in [bound, Optax result] without
+                   solving the LP, which is too big on the largest networks.
 """
 from __future__ import annotations
 
@@ -74,6 +79,9 @@ def uniform_weights(paths: PathSet) -> PathWeights:
     return PathWeights(valid / valid.sum(axis=1, keepdims=True))
 
 
+LP_METHODS = ("highs-ipm", "highs-ds", "highs")
+
+
 def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") -> PathWeights:
     """Weights minimising the maximum link load, by linear programming.
 
@@ -81,6 +89,7 @@ def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") ->
     Minimise z subject to load_e - z <= 0 for every link and sum of a pair's weights = 1.
     Pairs without demand keep uniform weights (they load nothing).
     """
+    require(method in LP_METHODS, "paths.lp_method", method, f"must be one of {', '.join(LP_METHODS)}")
     start = time.perf_counter()
     rows, links = paths.incidence()
     path_demand = np.repeat(demand, paths.k)
@@ -112,8 +121,27 @@ def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") ->
     weights = weights.reshape(paths.n_pairs, paths.k)
     weights /= weights.sum(axis=1, keepdims=True)
     info = dict(objective=float(result.fun), variables=n_vars + 1,
-                constraints=paths.n_links + active_pairs.size, method=method)
+                constraints=paths.n_links + active_pairs.size, method=method,
+                link_prices=-result.ineqlin.marginals)  # the dual: optimal prices for dual_bound
     return PathWeights(weights.astype(np.float32), time.perf_counter() - start, info)
+
+
+def dual_bound(paths: PathSet, demand: np.ndarray, prices: np.ndarray) -> float:
+    """Lower bound on the minimum over weights of the maximum link load.
+
+    For prices y >= 0 summing to 1, max_e load_e >= sum_e y_e load_e = sum over pairs of
+    demand x (weighted mean price of its paths) >= sum over pairs of demand x (cheapest
+    valid path's price); the right side no longer depends on the weights. This is the LP
+    dual, so the best prices give the LP optimum itself. float64 throughout.
+    """
+    prices = np.asarray(prices, np.float64)
+    require(prices.shape == (paths.n_links,) and (prices >= 0).all() and prices.sum() > 0,
+            "prices", prices.shape, f"must be {paths.n_links} non-negative link prices, not all 0")
+    prices = prices / prices.sum()
+    rows, links = paths.incidence()
+    path_price = np.bincount(rows, weights=prices[links], minlength=paths.n_pairs * paths.k)
+    path_price = np.where(paths.valid.ravel(), path_price, np.inf).reshape(paths.n_pairs, paths.k)
+    return float(np.dot(demand, path_price.min(axis=1)))
 
 
 def optax_weights(
@@ -177,3 +205,56 @@ def optax_weights(
     weights = np.asarray(weights_of(theta), np.float32)
     info = dict(steps=steps, first_max=float(trace[0]) * scale, last_max=float(trace[-1]) * scale)
     return PathWeights(weights, time.perf_counter() - start, info)
+
+
+def optax_dual_bound(
+    paths: PathSet,
+    demand: np.ndarray,
+    steps: int = 2000,
+    learning_rate: float = 0.05,
+    temperature_start: float = 0.3,
+    temperature_end: float = 0.01,
+) -> tuple[float, float]:
+    """(lower bound on the LP optimum, seconds): `dual_bound` maximised by Adam.
+
+    Prices y = softmax(phi) x n_links (mean price 1 per link, so a path costs about its
+    hop count); each pair's cheapest path is smoothed to -t logsumexp(-cost / t) with t
+    (in hops) annealed geometrically; the best prices by the hard bound are re-evaluated
+    in float64, so the result is a valid bound however well the fit went.
+    """
+    require_int(steps, "paths.dual.steps", 1)
+    require(learning_rate > 0, "paths.dual.learning_rate", learning_rate, "must be > 0")
+    require(0 < temperature_end <= temperature_start, "paths.dual.temperature_end",
+            temperature_end, "must be in (0, temperature_start]")
+    start = time.perf_counter()
+    rows, links = paths.incidence()
+    scaled_demand = jnp.asarray(demand / max(float(demand.mean()), 1e-12), jnp.float32)
+    rows_j, links_j = jnp.asarray(rows), jnp.asarray(links)
+    valid = jnp.asarray(paths.valid)
+    n_links, n_paths = paths.n_links, paths.n_pairs * paths.k
+    decay = (temperature_end / temperature_start) ** (1.0 / max(steps - 1, 1))
+    optimiser = optax.adam(learning_rate)
+
+    def negative_bound(phi, temperature):
+        prices = jax.nn.softmax(phi) * n_links
+        cost = jax.ops.segment_sum(prices[links_j], rows_j, n_paths).reshape(valid.shape)
+        cost = jnp.where(valid, cost, jnp.inf)
+        soft_min = -temperature * jax.nn.logsumexp(-cost / temperature, axis=1)
+        return -(scaled_demand * soft_min).sum(), (scaled_demand * cost.min(axis=1)).sum()
+
+    @jax.jit
+    def fit(phi):
+        def step(carry, i):
+            phi, state, best_phi, best = carry
+            (_, hard), grad = jax.value_and_grad(negative_bound, has_aux=True)(phi, temperature_start * decay**i)
+            best_phi = jnp.where(hard > best, phi, best_phi)
+            best = jnp.maximum(hard, best)
+            updates, state = optimiser.update(grad, state, phi)
+            return (optax.apply_updates(phi, updates), state, best_phi, best), None
+
+        carry = (phi, optimiser.init(phi), phi, -jnp.inf)
+        (_, _, best_phi, _), _ = jax.lax.scan(step, carry, jnp.arange(steps, dtype=jnp.float32))
+        return best_phi
+
+    prices = np.asarray(jax.nn.softmax(fit(jnp.zeros(n_links, jnp.float32))), np.float64)
+    return dual_bound(paths, demand, prices), time.perf_counter() - start

@@ -40,7 +40,8 @@ PAPER_PMAX_DF510 = {"multi_mcf_penal": 1153, "multi_mcf_cyclic": 715}
 def compute_paths(network: str, algorithm: str, out: Path, cycles: int, seed: int) -> PathSet:
     """Load the cached path set or compute (and cache) it, logging P_max per cycle.
 
-    A cached cyclic run with fewer cycles is resumed up to `cycles`.
+    A cached cyclic run with fewer cycles is resumed up to `cycles`; the cache is rewritten
+    after every cycle, so an interrupted run loses at most one cycle.
     """
     cache = out / "paths" / f"{network}_{algorithm}.npz"
     cached = PathSet.load(cache) if cache.exists() else None
@@ -52,11 +53,16 @@ def compute_paths(network: str, algorithm: str, out: Path, cycles: int, seed: in
     def log(cycle, counts, seconds):
         print(f"{network} {algorithm} cycle {cycle}: P_max {counts.max()} ({seconds:.1f} s)", flush=True)
 
-    paths = find_paths(topology, 4, algorithm, cycles=cycles, seed=seed, on_cycle=log, resume=cached)
     earlier = cached.params.get("seconds", 0.0) if cached is not None else 0.0
-    paths.params["seconds"] = round(earlier + time.perf_counter() - start, 2)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    paths.save(cache)
+
+    def save(paths):
+        paths.params["seconds"] = round(earlier + time.perf_counter() - start, 2)
+        paths.save(cache)
+
+    paths = find_paths(topology, 4, algorithm, cycles=cycles, seed=seed, on_cycle=log, resume=cached,
+                       checkpoint=save)
+    save(paths)
     return paths
 
 

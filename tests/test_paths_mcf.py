@@ -175,3 +175,21 @@ def test_resume_equals_uninterrupted_run(rrg):
     np.testing.assert_array_equal(resumed.link_counts_by_cycle, whole.link_counts_by_cycle)
     with pytest.raises(ValueError, match="resume"):
         find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=7, resume=part)
+
+
+def test_checkpoints_resume_to_the_uninterrupted_run(rrg, tmp_path):
+    """Each checkpoint is the run after that cycle; saved and loaded, it resumes exactly."""
+    saved = []
+
+    def checkpoint(paths):
+        paths.save(tmp_path / f"cycle{paths.params['cycles']}.npz")
+        saved.append(paths.params["cycles"])
+
+    whole = find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=6, checkpoint=checkpoint)
+    assert saved == [1, 2]
+    for cycles in saved:
+        part = PathSet.load(tmp_path / f"cycle{cycles}.npz")
+        np.testing.assert_array_equal(part.link_counts_by_cycle, whole.link_counts_by_cycle[:cycles])
+        resumed = find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=6, resume=part)
+        np.testing.assert_array_equal(resumed.paths, whole.paths)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cycle1.npz", "cycle2.npz"]  # no temporaries left

@@ -226,6 +226,7 @@ def find_paths(
     seed: int = 1,
     on_cycle: Callable[[int, np.ndarray, float], None] | None = None,
     resume: PathSet | None = None,
+    checkpoint: Callable[[PathSet], None] | None = None,
 ) -> PathSet:
     """k edge-disjoint minimum-total-length paths for every ordered router pair.
 
@@ -234,6 +235,8 @@ def find_paths(
     non-cyclic algorithms), e.g. to log P_max as the cyclic algorithm converges.
     resume: a multi_mcf_cyclic result of this topology, k and seed after fewer cycles;
     the run goes on from it to `cycles` in total, exactly as an uninterrupted run.
+    checkpoint(paths) receives the cyclic result after every cycle but the last (e.g. to
+    save it and `resume` from it), so a long run interrupted loses at most one cycle.
     """
     _validate(k, algorithm, cycles)
     if resume is not None:
@@ -253,6 +256,13 @@ def find_paths(
     if resume is not None:
         max_len = max(max_len, resume.max_len)
     xs = (jnp.asarray(pair_src), jnp.asarray(pair_dst), jnp.arange(pair_src.size))
+
+    def result(links, n_paths, history):
+        return _to_pathset(
+            np.asarray(links), np.asarray(n_paths), pair_src, pair_dst, link_src, link_dst, algorithm,
+            dict(k=k, cycles=len(history), seed=seed, topology=topology.name),
+            np.stack(history) if algorithm == "multi_mcf_cyclic" else None,
+        )
 
     while True:
         one_pass = _compiled(neighbor.tobytes(), neighbor.shape, k, max_len, randomised, penalised)
@@ -275,15 +285,12 @@ def find_paths(
             history.append(cycle_counts.astype(np.int32))
             if on_cycle is not None:
                 on_cycle(cycle + 1, cycle_counts, time.perf_counter() - start)
+            if checkpoint is not None and cycle + 1 < n_cycles:
+                checkpoint(result(links, n_paths, history))
         else:
             break
         max_len *= 2  # rare: some path is longer than 2 * diameter + 2; solve again with room
-
-    return _to_pathset(
-        np.asarray(links), np.asarray(n_paths), pair_src, pair_dst, link_src, link_dst, algorithm,
-        dict(k=k, cycles=n_cycles, seed=seed, topology=topology.name),
-        np.stack(history) if algorithm == "multi_mcf_cyclic" else None,
-    )
+    return result(links, n_paths, history)
 
 
 def _check_penalty_range(before: np.ndarray, after: np.ndarray, neighbor: np.ndarray) -> None:

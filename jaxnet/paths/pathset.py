@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -118,12 +119,15 @@ class PathSet:
         return sp.csr_matrix((data, (links, rows)), shape=(self.n_links, self.n_pairs * self.k))
 
     def save(self, path) -> None:
-        """Write every array (and the parameters as a string) to one .npz file."""
+        """Write every array (and the parameters as a string) to one .npz file, atomically
+        (temporary file, then rename), so an interrupted save keeps the previous file."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.stem}.tmp.npz")
         extra = {}
         if self.link_counts_by_cycle is not None:
             extra["link_counts_by_cycle"] = self.link_counts_by_cycle
         np.savez_compressed(
-            path,
+            tmp,
             paths=self.paths,
             pair_src=self.pair_src,
             pair_dst=self.pair_dst,
@@ -135,6 +139,7 @@ class PathSet:
             params=np.array(repr(self.params)),
             **extra,
         )
+        tmp.replace(path)
 
     @classmethod
     def load(cls, path) -> "PathSet":

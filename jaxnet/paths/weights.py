@@ -144,6 +144,38 @@ def dual_bound(paths: PathSet, demand: np.ndarray, prices: np.ndarray) -> float:
     return float(np.dot(demand, path_price.min(axis=1)))
 
 
+def _annealed_adam(loss, x0, steps, learning_rate, temperature_start, temperature_end, name):
+    """Minimise loss(x, temperature) -> (smooth, hard) by Adam while the temperature falls
+    geometrically from temperature_start to temperature_end, in one jitted `lax.scan`.
+
+    Returns the iterate with the lowest hard value (the final one included) and the hard
+    value at every step. `name` ("paths.optax", "paths.dual") names bad parameters.
+    """
+    require_int(steps, f"{name}.steps", 1)
+    require(learning_rate > 0, f"{name}.learning_rate", learning_rate, "must be > 0")
+    require(0 < temperature_end <= temperature_start, f"{name}.temperature_end",
+            temperature_end, "must be in (0, temperature_start]")
+    decay = (temperature_end / temperature_start) ** (1.0 / max(steps - 1, 1))
+    optimiser = optax.adam(learning_rate)
+
+    @jax.jit
+    def fit(x):
+        def step(carry, i):
+            x, state, best_x, best = carry
+            (_, hard), grad = jax.value_and_grad(loss, has_aux=True)(x, temperature_start * decay**i)
+            best_x = jnp.where(hard < best, x, best_x)
+            best = jnp.minimum(hard, best)
+            updates, state = optimiser.update(grad, state, x)
+            return (optax.apply_updates(x, updates), state, best_x, best), hard
+
+        carry = (x, optimiser.init(x), x, jnp.inf)
+        (x, _, best_x, best), trace = jax.lax.scan(step, carry, jnp.arange(steps, dtype=jnp.float32))
+        _, final = loss(x, temperature_end)
+        return jnp.where(final < best, x, best_x), trace
+
+    return fit(x0)
+
+
 def optax_weights(
     paths: PathSet,
     demand: np.ndarray,
@@ -156,10 +188,6 @@ def optax_weights(
 
     Loads are divided by the mean link load, so the temperatures are relative to it.
     """
-    require_int(steps, "paths.optax.steps", 1)
-    require(learning_rate > 0, "paths.optax.learning_rate", learning_rate, "must be > 0")
-    require(0 < temperature_end <= temperature_start, "paths.optax.temperature_end",
-            temperature_end, "must be in (0, temperature_start]")
     start = time.perf_counter()
     rows, links = paths.incidence()
     path_demand = np.repeat(demand, paths.k)
@@ -168,40 +196,17 @@ def optax_weights(
     flow_demand = jnp.asarray(path_demand / scale, jnp.float32)
     rows_j, links_j = jnp.asarray(rows), jnp.asarray(links)
     valid = jnp.asarray(paths.valid)
-    n_links = paths.n_links
-    decay = (temperature_end / temperature_start) ** (1.0 / max(steps - 1, 1))
-    optimiser = optax.adam(learning_rate)
 
     def weights_of(theta):
         return jax.nn.softmax(jnp.where(valid, theta, -jnp.inf), axis=1)
 
-    def loads_of(theta):
-        flow = flow_demand * weights_of(theta).ravel()
-        return jax.ops.segment_sum(flow[rows_j], links_j, n_links)
-
     def smooth_max(theta, temperature):
-        loads = loads_of(theta)
+        flow = flow_demand * weights_of(theta).ravel()
+        loads = jax.ops.segment_sum(flow[rows_j], links_j, paths.n_links)
         return temperature * jax.nn.logsumexp(loads / temperature), loads.max()
 
-    @jax.jit
-    def fit(theta):
-        def step(carry, i):
-            theta, state, best_theta, best = carry
-            temperature = temperature_start * decay**i
-            (_, hard), grad = jax.value_and_grad(smooth_max, has_aux=True)(theta, temperature)
-            grad = jnp.where(valid, grad, 0.0)
-            improved = hard < best
-            best_theta = jnp.where(improved, theta, best_theta)
-            best = jnp.minimum(hard, best)
-            updates, state = optimiser.update(grad, state, theta)
-            return (optax.apply_updates(theta, updates), state, best_theta, best), hard
-
-        carry = (theta, optimiser.init(theta), theta, jnp.inf)
-        (theta, _, best_theta, best), trace = jax.lax.scan(step, carry, jnp.arange(steps, dtype=jnp.float32))
-        final = loads_of(theta).max()
-        return jnp.where(final < best, theta, best_theta), trace
-
-    theta, trace = fit(jnp.zeros(paths.valid.shape, jnp.float32))
+    theta, trace = _annealed_adam(smooth_max, jnp.zeros(paths.valid.shape, jnp.float32), steps, learning_rate,
+                                  temperature_start, temperature_end, "paths.optax")
     weights = np.asarray(weights_of(theta), np.float32)
     info = dict(steps=steps, first_max=float(trace[0]) * scale, last_max=float(trace[-1]) * scale)
     return PathWeights(weights, time.perf_counter() - start, info)
@@ -222,39 +227,21 @@ def optax_dual_bound(
     (in hops) annealed geometrically; the best prices by the hard bound are re-evaluated
     in float64, so the result is a valid bound however well the fit went.
     """
-    require_int(steps, "paths.dual.steps", 1)
-    require(learning_rate > 0, "paths.dual.learning_rate", learning_rate, "must be > 0")
-    require(0 < temperature_end <= temperature_start, "paths.dual.temperature_end",
-            temperature_end, "must be in (0, temperature_start]")
     start = time.perf_counter()
     rows, links = paths.incidence()
     scaled_demand = jnp.asarray(demand / max(float(demand.mean()), 1e-12), jnp.float32)
     rows_j, links_j = jnp.asarray(rows), jnp.asarray(links)
     valid = jnp.asarray(paths.valid)
     n_links, n_paths = paths.n_links, paths.n_pairs * paths.k
-    decay = (temperature_end / temperature_start) ** (1.0 / max(steps - 1, 1))
-    optimiser = optax.adam(learning_rate)
 
     def negative_bound(phi, temperature):
         prices = jax.nn.softmax(phi) * n_links
         cost = jax.ops.segment_sum(prices[links_j], rows_j, n_paths).reshape(valid.shape)
         cost = jnp.where(valid, cost, jnp.inf)
         soft_min = -temperature * jax.nn.logsumexp(-cost / temperature, axis=1)
-        return -(scaled_demand * soft_min).sum(), (scaled_demand * cost.min(axis=1)).sum()
+        return -(scaled_demand * soft_min).sum(), -(scaled_demand * cost.min(axis=1)).sum()
 
-    @jax.jit
-    def fit(phi):
-        def step(carry, i):
-            phi, state, best_phi, best = carry
-            (_, hard), grad = jax.value_and_grad(negative_bound, has_aux=True)(phi, temperature_start * decay**i)
-            best_phi = jnp.where(hard > best, phi, best_phi)
-            best = jnp.maximum(hard, best)
-            updates, state = optimiser.update(grad, state, phi)
-            return (optax.apply_updates(phi, updates), state, best_phi, best), None
-
-        carry = (phi, optimiser.init(phi), phi, -jnp.inf)
-        (_, _, best_phi, _), _ = jax.lax.scan(step, carry, jnp.arange(steps, dtype=jnp.float32))
-        return best_phi
-
-    prices = np.asarray(jax.nn.softmax(fit(jnp.zeros(n_links, jnp.float32))), np.float64)
+    phi, _ = _annealed_adam(negative_bound, jnp.zeros(n_links, jnp.float32), steps, learning_rate,
+                            temperature_start, temperature_end, "paths.dual")
+    prices = np.asarray(jax.nn.softmax(phi), np.float64)
     return dual_bound(paths, demand, prices), time.perf_counter() - start

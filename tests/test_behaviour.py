@@ -1,0 +1,133 @@
+"""Behaviour fixture: the full results rows of a fixed matrix of small runs covering every
+routing scheme, every traffic pattern and the router options. A refactor or a speed-up must
+reproduce them exactly; a deliberate model change re-records them
+(`JAXNET_RECORD_BEHAVIOUR=1 python -m pytest tests/test_behaviour.py`) and says why in the
+commit. Every run also drains to empty: every generated packet is delivered."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from jaxnet.routing import ROUTINGS, build_routing
+from jaxnet.sim.layout import RouterSpec
+from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.topology import build_topology
+from jaxnet.traffic import PATTERNS
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour_rows.json"
+RECORD = os.environ.get("JAXNET_RECORD_BEHAVIOUR") == "1"
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "cycles_simulated"}
+
+TORUS = {"name": "torus", "sides": [4, 4], "servers_per_router": 2}
+HAMMING = {"name": "hamming", "sides": [4, 4], "servers_per_router": 2}
+DRAGONFLY = {"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2}
+RRG = {"name": "rrg", "routers": 16, "degree": 8, "seed": 1, "medoid_of": 1, "servers_per_router": 2}
+
+ROUTING_TOPOLOGY = {
+    "allpaths": RRG, "dor": TORUS, "dragonfly_minimal": DRAGONFLY, "ksp": RRG, "minimal": RRG,
+    "omni": HAMMING, "polarized": RRG, "rval": HAMMING, "rval_recomp": DRAGONFLY,
+    "source_minimal": RRG, "table": RRG, "torus_table": TORUS, "ugal": DRAGONFLY,
+    "valiant": RRG, "valiant_recomp": RRG,
+}
+PATTERN_TOPOLOGY = {name: TORUS for name in PATTERNS} | {
+    "adv_group": DRAGONFLY, "adv_local": DRAGONFLY, "antmill": RRG}
+PATTERN_OVERRIDES = {"destination_table": {"routers": [(r + 1) % 16 for r in range(16)]}}
+
+# Router and scheme options beyond the defaults: (case name, topology, routing, traffic, router).
+OPTION_CASES = [
+    ("polarized_best_first", HAMMING, {"name": "polarized"}, {"name": "uniform"},
+     {"selection": "best_first"}),
+    ("valiant_dragonfly_vcs", DRAGONFLY, {"name": "valiant", "base": "dragonfly_minimal"},
+     {"name": "adv_group"}, {"vc_policy": "dragonfly", "vcs": 4}),
+    ("rval_recomp_dest_injection", DRAGONFLY, {"name": "rval_recomp", "base": "dragonfly_minimal"},
+     {"name": "adv_local"}, {"vc_policy": "dragonfly", "vcs": 4, "injection_buffers": 2,
+                             "injection_policy": "dest"}),
+    ("minimal_random_injection", HAMMING, {"name": "minimal"}, {"name": "uniform"},
+     {"injection_buffers": 2, "injection_policy": "random"}),
+    ("latencies_and_speedup", DRAGONFLY, {"name": "dragonfly_minimal"}, {"name": "uniform"},
+     {"link_latency": {"local": 1, "global": 3}, "router_latency": 1, "crossbar_speedup": 2}),
+    ("small_packets_and_buffers", RRG, {"name": "minimal"}, {"name": "uniform"},
+     {"packet_size": 8, "input_buffer": 3, "output_buffer": 1, "source_queue": 5}),
+    ("polarized_strong", HAMMING, {"name": "polarized", "strong": True}, {"name": "tornado"}, {}),
+    ("ugal_threshold", DRAGONFLY, {"name": "ugal", "threshold": 32}, {"name": "adv_group"}, {}),
+]
+
+POINTS = [(0.4, 1), (0.9, 2)]
+WINDOW = dict(warmup=100, measure=1400, chunk=500)
+DRAIN_AFTER = 400  # generation stops here; the rest of the window drains the network
+
+
+def _conf(group, name):
+    return yaml.safe_load((CONF / group / f"{name}.yaml").read_text())
+
+
+def _table_paths(topo):
+    """A PathSet-like .npz with the first shortest path of every pair."""
+    from jaxnet.routing.path_table import AllMinimalPaths, route_routers
+
+    scheme = AllMinimalPaths()
+    pair, routers = route_routers(topo, scheme.build_tables(topo))
+    first = np.unique(pair, return_index=True)[1]
+    return {"paths": routers[first][:, None, :], "pair_src": pair[first] // topo.n_routers,
+            "pair_dst": pair[first] % topo.n_routers}
+
+
+def _cases():
+    cases = {f"routing_{name}": (ROUTING_TOPOLOGY[name], _conf("routing", name), {"name": "uniform"}, {})
+             for name in sorted(ROUTINGS)}
+    cases |= {f"traffic_{name}": (PATTERN_TOPOLOGY[name], {"name": "minimal"},
+                                  {**_conf("traffic", name), **PATTERN_OVERRIDES.get(name, {})}, {})
+              for name in sorted(PATTERNS)}
+    cases |= {name: rest for name, *rest in OPTION_CASES}
+    return cases
+
+
+CASES = _cases()
+
+
+def run_case(name, tmp_path):
+    topology, routing_cfg, traffic_cfg, router = CASES[name]
+    topo = build_topology(topology)
+    if routing_cfg["name"] == "table":
+        path_file = tmp_path / "paths.npz"
+        np.savez(path_file, **_table_paths(topo))
+        routing_cfg = {**routing_cfg, "path_file": str(path_file)}
+    routing = build_routing(routing_cfg)
+    if "vcs" not in router:
+        router = {**router, "vcs": routing.vcs_needed(topo, routing.build_tables(topo), "hops")}
+    network = Network.build(topo, routing, RouterSpec.from_config(router))
+    window = Window(**WINDOW, generate_until=DRAIN_AFTER)
+    rows, state = simulate(network, traffic_cfg, POINTS, window)
+    return [{k: v for k, v in row.items() if k not in TIMING_KEYS} for row in rows], state
+
+
+def _recorded():
+    return json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rows_match_the_fixture_and_drain(name, tmp_path):
+    rows, state = run_case(name, tmp_path)
+    for row in rows:
+        assert row["generated_load"] > 0 and row["packets_consumed"] > 0
+        assert not row["deadlock"]
+    in_network = np.asarray(state.stats.in_network)
+    queued = np.asarray(state.queue.taken).sum(axis=1)
+    assert (in_network == 0).all() and (queued == 0).all(), "the network did not drain"
+    if RECORD:
+        recorded = _recorded()
+        recorded[name] = rows
+        FIXTURE.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+    else:
+        assert rows == _recorded()[name]
+
+
+def test_every_registered_variant_has_a_case():
+    assert set(ROUTINGS) == set(ROUTING_TOPOLOGY)
+    assert set(PATTERNS) <= set(PATTERN_TOPOLOGY)
+    if not RECORD:
+        assert set(_recorded()) == set(CASES)

@@ -12,6 +12,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from jaxnet import __version__
+from jaxnet.core.files import write_atomic
 
 # The columns every results.csv starts with (issue 3, item 6); then the rest of the row.
 LEADING_COLUMNS = [
@@ -69,8 +70,6 @@ def write_rows(path: Path, rows: list[Mapping]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
-    from jaxnet.cli.common import write_atomic
-
     write_atomic(Path(path), buffer.getvalue())
 
 

@@ -16,23 +16,22 @@ import resource
 import time
 
 import jax
+import jax.numpy as jnp
 
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, compiled_advance, compiled_init
+from jaxnet.sim.run import Network, compiled_advance, compiled_init
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.sim.step import Params
-from jaxnet.sim.run import _device_traffic
 from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
-
-import jax.numpy as jnp
+from jaxnet.traffic.device import stack_tables
 
 
 def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic, vmap_width):
     network = Network.build(topo, build_routing({"name": routing}), RouterSpec(vcs=vcs))
     table = build_traffic({"name": traffic}, topo, 1)
     params = Params(
-        load=jnp.full(batch, load, jnp.float32), traffic=_device_traffic([table] * batch),
+        load=jnp.full(batch, load, jnp.float32), traffic=stack_tables([table] * batch),
         warmup=jnp.zeros(batch, jnp.int32), measure=jnp.full(batch, 10**9, jnp.int32),
         watchdog=jnp.full(batch, 10**6, jnp.int32),
         generate_until=jnp.full(batch, 2**31 - 1, jnp.int32))
@@ -80,7 +79,7 @@ def main():
     args = parser.parse_args()
     topo = build_topology({"name": "rrg", "routers": args.routers, "degree": args.degree,
                            "seed": 1, "medoid_of": 1, "servers_per_router": args.servers})
-    width = {"auto": Window(0, 1).resolved_vmap_width(), "all": None}.get(args.vmap_width)
+    width = {"auto": SimSpec(warmup=0, measure=1).resolved_vmap_width(), "all": None}.get(args.vmap_width)
     width = width if args.vmap_width in ("auto", "all") else int(args.vmap_width)
     results = []
     for vcs in args.vcs:

@@ -21,9 +21,15 @@ from pathlib import Path
 
 import jax
 
-from jaxnet.cli.common import write_atomic
+from jaxnet.core.files import write_atomic
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights
+from jaxnet.paths.weights import (
+    lp_weights,
+    optax_dual_bound,
+    optax_weights,
+    random_demand,
+    uniform_weights,
+)
 from jaxnet.topology import build_topology
 
 DRAGONFLIES = {"DF36": (4, 2), "DF114": (6, 3), "DF264": (8, 4), "DF510": (10, 5)}

@@ -16,12 +16,18 @@ from pathlib import Path
 import numpy as np
 
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import lp_weights, optax_weights, random_demand, uniform_weights
+from jaxnet.paths.weights import (
+    lp_weights,
+    optax_weights,
+    random_demand,
+    uniform_weights,
+)
 from jaxnet.results import plot_panels, write_rows
-from jaxnet.routing.path_table import TablePaths
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, compiled_advance, simulate
+from jaxnet.routing.table import TablePaths
+from jaxnet.sim.run import Network, compiled_advance, simulate
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
+from jaxnet.traffic import tables_for_points
 
 
 def main():
@@ -51,14 +57,15 @@ def main():
                 "demand": {"name": "demand", "file": str(demand_file), "matrix": None,
                            "max_value": 7, "seed": None}}
 
-    window = Window(args.warmup, args.measure, chunk=1000)
+    window = SimSpec(warmup=args.warmup, measure=args.measure, chunk=1000)
     rows, summary = [], {"topology": topo.name, "k": args.k, "cycles": args.cycles,
                          "max_link_load": {n: w.max_load(paths, demand) for n, w in weights.items()}}
     vcs = int(paths.length.max())
     for wname, w in weights.items():
         network = Network.build(topo, TablePaths.from_pathset(paths, w.weights), RouterSpec(vcs=vcs))
         for tname, traffic in traffics.items():
-            result, _ = simulate(network, traffic, [(load, 1) for load in args.loads], window)
+            points = [(load, 1) for load in args.loads]
+            result, _ = simulate(network, tables_for_points(traffic, topo, points), points, window)
             rows += [{"topology": topo.name, "routing": f"table/{wname}", "traffic": tname,
                       "warmup": args.warmup, "measure": args.measure, **r} for r in result]
             peak = max(r["accepted_load"] for r in result)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 from jaxnet.results import plot_panels, write_rows
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.run import Network, simulate
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
+from jaxnet.traffic import tables_for_points
 
 TRAFFIC = {
     "transpose": {"name": "transpose", "address": "bits", "server_map": "same"},
@@ -36,13 +36,14 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     topo = build_topology({"name": "torus", "sides": [4, 2, 2, 2], "servers_per_router": 1})
-    window = Window(args.warmup, args.measure, chunk=1000)
+    window = SimSpec(warmup=args.warmup, measure=args.measure, chunk=1000)
     rows = []
     for algorithm in ALGORITHMS:
         network = Network.build(topo, build_routing({"name": "torus_table", "algorithm": algorithm}),
                                 RouterSpec(vcs=2))
         for name, traffic in TRAFFIC.items():
-            result, _ = simulate(network, traffic, [(load, 1) for load in args.loads], window)
+            points = [(load, 1) for load in args.loads]
+            result, _ = simulate(network, tables_for_points(traffic, topo, points), points, window)
             for row in result:
                 rows.append({"topology": topo.name, "routing": f"torus_table/{algorithm}",
                              "traffic": name, "warmup": args.warmup, "measure": args.measure, **row})

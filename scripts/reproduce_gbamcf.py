@@ -15,7 +15,6 @@ import json
 import time
 from pathlib import Path
 
-
 from jaxnet.cli.common import write_atomic
 from jaxnet.paths.mcf import ALGORITHMS, find_paths
 from jaxnet.paths.pathset import PathSet
@@ -69,7 +68,13 @@ def compute_paths(network: str, algorithm: str, out: Path, cycles: int, seed: in
 def table_rows(network: str, algorithms: list[str], out: Path, demand_seed: int, with_optax: bool,
                with_lp: bool) -> list[dict]:
     """Max link load with uniform, LP-optimal and (optionally) Optax weights per algorithm."""
-    from jaxnet.paths.weights import lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights
+    from jaxnet.paths.weights import (
+        lp_weights,
+        optax_dual_bound,
+        optax_weights,
+        random_demand,
+        uniform_weights,
+    )
 
     rows = []
     for algorithm in algorithms:

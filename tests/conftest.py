@@ -4,14 +4,20 @@ import networkx as nx
 import pytest
 
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network
+from jaxnet.sim.run import Network, simulate
+from jaxnet.sim.spec import RouterSpec
 from jaxnet.topology import from_graph
+from jaxnet.traffic import tables_for_points
 
 
 def make_network(graph, servers_per_router=2, routing="minimal", **router):
     topo = from_graph(nx.convert_node_labels_to_integers(graph), "test", servers_per_router)
     return Network.build(topo, build_routing({"name": routing}), RouterSpec(**router))
+
+
+def simulate_cfg(network, traffic_cfg, points, spec, **kwargs):
+    """`simulate` with the traffic given as a config group (tables built once per seed)."""
+    return simulate(network, tables_for_points(traffic_cfg, network.topo, points), points, spec, **kwargs)
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,15 @@
 """Test helper: walk a routing scheme's routes on the host, packet by packet, without the
 engine (candidates -> pick a port -> the engine's own `take_port`), to check individual
-routes. `jaxnet.routing.explore` enumerates all routes instead."""
+routes. `jaxnet.sim.explore` enumerates all routes instead."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
 from jaxnet.routing.base import NOT_CANDIDATE
-from jaxnet.sim import packets as pk
-from jaxnet.sim.layout import Layout, RouterSpec, build_net_arrays
-from jaxnet.sim.step import take_port
+from jaxnet.sim.layout import Layout, build_net_arrays
+from jaxnet.sim.phases import take_port
+from jaxnet.sim.spec import RouterSpec
 
 
 def trace_routes(scheme, topo, choose="first", seed=0):
@@ -23,7 +24,7 @@ def trace_routes(scheme, topo, choose="first", seed=0):
     dev = jax.tree_util.tree_map(jnp.asarray, tables)
     max_hops = scheme.max_hops(topo, tables)
     net = build_net_arrays(topo, Layout(topo.n_routers, topo.n_ports, topo.servers_per_router,
-                                        RouterSpec(vcs=1), max_hops))
+                                        RouterSpec(vcs=1), max_hops, scheme.vc_policies[0]))
     n_routers, ports = topo.n_routers, topo.n_ports
     src, dst = np.divmod(np.arange(n_routers * n_routers), n_routers)
     keep = src != dst

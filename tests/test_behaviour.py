@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import simulate_cfg
 
-from jaxnet.routing import ROUTINGS, build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.routing import ROUTINGS, build_routing, vc_policy
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 from jaxnet.traffic import PATTERNS
 
@@ -67,7 +68,8 @@ def _conf(group, name):
 
 def _table_paths(topo):
     """A PathSet-like .npz with the first shortest path of every pair."""
-    from jaxnet.routing.path_table import AllMinimalPaths, route_routers
+    from jaxnet.routing.allpaths import AllMinimalPaths
+    from jaxnet.routing.route_tables import route_routers
 
     scheme = AllMinimalPaths()
     pair, routers = route_routers(topo, scheme.build_tables(topo))
@@ -98,10 +100,11 @@ def run_case(name, tmp_path):
         routing_cfg = {**routing_cfg, "path_file": str(path_file)}
     routing = build_routing(routing_cfg)
     if "vcs" not in router:
-        router = {**router, "vcs": routing.vcs_needed(topo, routing.build_tables(topo), "hops")}
+        policy = vc_policy.resolve(router.get("vc_policy", "auto"), routing)
+        router = {**router, "vcs": vc_policy.vcs_needed(policy, routing, topo, routing.build_tables(topo))}
     network = Network.build(topo, routing, RouterSpec.from_config(router))
-    window = Window(**WINDOW, generate_until=DRAIN_AFTER)
-    rows, state = simulate(network, traffic_cfg, POINTS, window)
+    window = SimSpec(**WINDOW, generate_until=DRAIN_AFTER)
+    rows, state = simulate_cfg(network, traffic_cfg, POINTS, window)
     return [{k: v for k, v in row.items() if k not in TIMING_KEYS} for row in rows], state
 
 
@@ -115,7 +118,7 @@ def test_rows_match_the_fixture_and_drain(name, tmp_path):
     for row in rows:
         assert row["generated_load"] > 0 and row["packets_consumed"] > 0
         assert not row["deadlock"]
-    in_network = np.asarray(state.stats.in_network)
+    in_network = np.asarray(state.watchdog.in_network)
     queued = np.asarray(state.queue.taken).sum(axis=1)
     assert (in_network == 0).all() and (queued == 0).all(), "the network did not drain"
     if RECORD:

@@ -4,10 +4,11 @@ import jax
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import make_network, simulate_cfg
 
-from conftest import make_network
-from jaxnet.sim.packets import wide_value
-from jaxnet.sim.run import Window, compiled_advance, simulate
+from jaxnet.sim.run import compiled_advance
+from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.stats import wide_value
 
 TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "cycles_simulated"}
 
@@ -29,7 +30,7 @@ def test_zero_load_latency_formula(packet_size, router_latency, link_latency, sp
                            packet_size=packet_size, router_latency=router_latency,
                            link_latency=link_latency, crossbar_speedup=speedup)
     load = 0.002 * packet_size  # about one packet per 500 cycles: never two at once
-    rows, _ = simulate(network, _only(0, hops, hops + 1), [(load, 7)], Window(0, 6000, chunk=1000))
+    rows, _ = simulate_cfg(network, _only(0, hops, hops + 1), [(load, 7)], SimSpec(warmup=0, measure=6000, chunk=1000))
     row = rows[0]
     assert row["packets_consumed"] >= 5
     expected = packet_size + hops * link_latency + (hops + 1) * router_latency
@@ -53,7 +54,7 @@ def _check_invariants(network, state, index):
     generated = int(wide_value(pick(state.stats.generated_all)))
     consumed = int(wide_value(pick(state.stats.consumed_all)))
     assert generated == consumed + in_routers + queued
-    assert int(pick(state.stats.in_network)) == in_routers
+    assert int(pick(state.watchdog.in_network)) == in_routers
     assert generated > 0
 
 
@@ -62,7 +63,7 @@ def test_conservation_and_credits(routing):
     network = make_network(nx.random_regular_graph(4, 12, seed=5), servers_per_router=3,
                            routing=routing, vcs=4)
     points = [(0.2, 1), (0.7, 2), (1.0, 3)]
-    rows, state = simulate(network, {"name": "uniform"}, points, Window(300, 1200, chunk=300))
+    rows, state = simulate_cfg(network, {"name": "uniform"}, points, SimSpec(warmup=300, measure=1200, chunk=300))
     for i, row in enumerate(rows):
         _check_invariants(network, state, i)
         assert not row["deadlock"]
@@ -70,33 +71,33 @@ def test_conservation_and_credits(routing):
 
 
 def test_same_seed_same_result_and_batch_invariance(small_rrg):
-    window = Window(200, 800, chunk=250)
-    alone, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
-    again, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
-    batch, _ = simulate(small_rrg, {"name": "uniform"}, [(0.9, 4), (0.5, 11), (0.1, 2)], window)
+    window = SimSpec(warmup=200, measure=800, chunk=250)
+    alone, _ = simulate_cfg(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
+    again, _ = simulate_cfg(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)
+    batch, _ = simulate_cfg(small_rrg, {"name": "uniform"}, [(0.9, 4), (0.5, 11), (0.1, 2)], window)
     strip = lambda row: {k: v for k, v in row.items() if k not in TIMING_KEYS}  # noqa: E731
     assert strip(alone[0]) == strip(again[0])
     assert strip(alone[0]) == strip(batch[1])
-    other, _ = simulate(small_rrg, {"name": "uniform"}, [(0.5, 12)], window)
+    other, _ = simulate_cfg(small_rrg, {"name": "uniform"}, [(0.5, 12)], window)
     assert strip(other[0]) != strip(alone[0])
 
 
 def test_vmap_width_never_changes_results(small_rrg):
     points = [(0.9, 4), (0.5, 11), (0.1, 2)]
-    rows = [simulate(small_rrg, {"name": "uniform"}, points, Window(200, 600, chunk=200, vmap_width=w))[0]
+    rows = [simulate_cfg(small_rrg, {"name": "uniform"}, points, SimSpec(warmup=200, measure=600, chunk=200, vmap_width=w))[0]
             for w in (None, 1, 2)]
     strip = lambda row: {k: v for k, v in row.items() if k not in TIMING_KEYS}  # noqa: E731
     assert [strip(r) for r in rows[0]] == [strip(r) for r in rows[1]] == [strip(r) for r in rows[2]]
 
 
 def test_loads_and_seeds_do_not_recompile(small_rrg):
-    window = Window(100, 200, chunk=150)
-    simulate(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
+    window = SimSpec(warmup=100, measure=200, chunk=150)
+    simulate_cfg(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
     advance = compiled_advance(small_rrg.layout, small_rrg.routing, window.chunk,
                                window.resolved_vmap_width())
     before = advance._cache_size()
-    simulate(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
-    simulate(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)
+    simulate_cfg(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
+    simulate_cfg(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)
     assert advance._cache_size() == before == 1
 
 
@@ -113,13 +114,13 @@ def test_bad_router_parameters(field, value):
 
 def test_bad_loads(small_rrg):
     with pytest.raises(ValueError, match="sim.loads"):
-        simulate(small_rrg, {"name": "uniform"}, [(1.5, 1)], Window(10, 10))
+        simulate_cfg(small_rrg, {"name": "uniform"}, [(1.5, 1)], SimSpec(warmup=10, measure=10))
 
 
 def test_wide_counter_is_exact_past_int32():
     import jax.numpy as jnp
 
-    from jaxnet.sim.packets import wide_add
+    from jaxnet.sim.stats import wide_add
 
     counter = jnp.zeros(2, jnp.int32)
     step = jax.jit(lambda c: wide_add(c, jnp.int32((1 << 30) - 1)))

@@ -1,17 +1,18 @@
 """Analytic throughput bounds where the minimal path is unique (issue 3, item 7)."""
 import numpy as np
 import pytest
+from conftest import simulate_cfg
 
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
 
 def _saturated(topo, dest_routers, vcs):
     network = Network.build(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=vcs))
     traffic = {"name": "destination_table", "routers": [int(r) for r in dest_routers]}
-    rows, _ = simulate(network, traffic, [(1.0, 1)], Window(1000, 4000, chunk=1000))
+    rows, _ = simulate_cfg(network, traffic, [(1.0, 1)], SimSpec(warmup=1000, measure=4000, chunk=1000))
     return rows[0]
 
 

@@ -1,12 +1,13 @@
 """Analytic bounds and the papers' qualitative results, on small networks (issues 4 and 5)."""
 import pytest
+from conftest import simulate_cfg
 
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
-WINDOW = Window(1000, 3000, chunk=1000)
+WINDOW = SimSpec(warmup=1000, measure=3000, chunk=1000)
 P = 2  # servers per router
 DRAGONFLY = {"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": P}
 RRG = {"name": "rrg", "routers": 32, "degree": 8, "seed": 1, "medoid_of": 1,
@@ -16,7 +17,7 @@ RRG = {"name": "rrg", "routers": 32, "degree": 8, "seed": 1, "medoid_of": 1,
 def saturated(topology, routing, traffic, vcs, policy="hops", load=1.0, selection="available_first"):
     network = Network.build(build_topology(topology), build_routing(routing),
                             RouterSpec(vcs=vcs, vc_policy=policy, selection=selection))
-    rows, _ = simulate(network, traffic, [(load, 1)], WINDOW)
+    rows, _ = simulate_cfg(network, traffic, [(load, 1)], WINDOW)
     assert not rows[0]["deadlock"]
     return rows[0]["accepted_load"]
 

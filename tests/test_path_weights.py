@@ -9,7 +9,13 @@ import pytest
 
 from jaxnet.paths.mcf import find_paths
 from jaxnet.paths.weights import (
-    dual_bound, link_loads, lp_weights, optax_dual_bound, optax_weights, random_demand, uniform_weights,
+    dual_bound,
+    link_loads,
+    lp_weights,
+    optax_dual_bound,
+    optax_weights,
+    random_demand,
+    uniform_weights,
 )
 from jaxnet.topology import build_topology, from_graph
 
@@ -123,11 +129,13 @@ def test_bad_optax_parameters(dragonfly_paths, kwargs, parameter):
 
 def test_demand_from_any_traffic_pattern():
     from jaxnet.paths.weights import traffic_demand
+    from jaxnet.traffic import build_traffic
 
     topo = build_topology({"name": "dragonfly", "a": 3, "h": 1, "servers_per_router": 2})
     paths = find_paths(topo, k=2)
-    uniform = traffic_demand(paths, topo, {"name": "uniform"}, 1)
+    uniform = traffic_demand(paths, build_traffic({"name": "uniform"}, topo, 1), topo.servers_per_router)
     assert np.allclose(uniform, 2 / (topo.n_routers - 1))  # 2 servers, spread over the others
-    groups = traffic_demand(paths, topo, {"name": "adv_group", "offset": 1}, 1)
+    groups = traffic_demand(paths, build_traffic({"name": "adv_group", "offset": 1}, topo, 1),
+                            topo.servers_per_router)
     target = (topo.group[paths.pair_src] + 1) % (topo.group.max() + 1) == topo.group[paths.pair_dst]
     assert np.allclose(groups[~target], 0) and np.allclose(groups[target], 2 / 3)

@@ -7,14 +7,15 @@ import jax.numpy as jnp
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import simulate_cfg
 
 from jaxnet.paths.deadlock import channel_dependency_graph
 from jaxnet.routing import ROUTINGS, build_routing
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.routing.explore import explore_routes
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.packets import wide_value
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.explore import explore_routes
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
+from jaxnet.sim.stats import wide_value
 from jaxnet.topology import build_topology, from_graph
 
 RRG = {"name": "rrg", "routers": 12, "degree": 4, "seed": 2, "medoid_of": 1, "servers_per_router": 2}
@@ -57,14 +58,14 @@ def test_delivers_every_packet_within_route_bound(case):
     rng = np.random.default_rng(0)
     permutation = {"name": "destination_table",
                    "routers": [int(r) for r in rng.permutation(n)]}  # random pairs (some silent)
-    window = Window(0, 5000, chunk=1000, generate_until=400)  # then drain
+    window = SimSpec(warmup=0, measure=5000, chunk=1000, generate_until=400)  # then drain
     for traffic in ({"name": "uniform"}, permutation):
-        rows, state = simulate(network, traffic, [(0.6, 1), (1.0, 2)], window)
+        rows, state = simulate_cfg(network, traffic, [(0.6, 1), (1.0, 2)], window)
         for i, row in enumerate(rows):
             generated = int(wide_value(np.asarray(state.stats.generated_all[i])))
             consumed = int(wide_value(np.asarray(state.stats.consumed_all[i])))
             assert generated > 0 and consumed == generated, "packets left undelivered"
-            assert int(state.stats.in_network[i]) == 0
+            assert int(state.watchdog.in_network[i]) == 0
             assert row["routes_over_max_hops"] == 0
             assert not row["deadlock"]
 
@@ -99,7 +100,7 @@ def test_polarized_corners_are_counted_not_fatal():
     """On a path graph Polarized may walk away from the target into a corner."""
     topo = from_graph(nx.path_graph(5), "path5", 1)
     network = Network.build(topo, build_routing({"name": "polarized"}), RouterSpec(vcs=13))
-    rows, _ = simulate(network, {"name": "uniform"}, [(0.5, 1)], Window(0, 3000, chunk=1000))
+    rows, _ = simulate_cfg(network, {"name": "uniform"}, [(0.5, 1)], SimSpec(warmup=0, measure=3000, chunk=1000))
     assert explore_routes(network).corners > 0
     assert rows[0]["no_route_events"] > 0
 
@@ -109,11 +110,15 @@ class _Clockwise(RoutingScheme):
     """Test-only: always clockwise around a ring on VC 0 (a cyclic channel dependency)."""
 
     name: ClassVar[str] = "clockwise"
+    vc_policies: ClassVar[tuple[str, ...]] = ("dateline",)  # its own VC: always 0
 
     def build_tables(self, topo):
         return {"next": jnp.asarray(topo.neighbor[:, 0])}
 
     def max_hops(self, topo, tables):
+        return 3
+
+    def dateline_vcs(self, topo, tables):
         return 1  # deliberately claims one VC is enough
 
     def candidates(self, tables, router, packets, ports):
@@ -126,7 +131,7 @@ def test_watchdog_reports_a_deadlock():
     topo = from_graph(ring, "ring6", 1, port_order=lambda r: [(r + 1) % 6, (r - 1) % 6])
     network = Network.build(topo, _Clockwise(), RouterSpec(vcs=1, input_buffer=1, output_buffer=1))
     traffic = {"name": "destination_table", "routers": [(r + 3) % 6 for r in range(6)]}
-    rows, _ = simulate(network, traffic, [(1.0, 1)], Window(0, 4000, chunk=1000, watchdog=200))
+    rows, _ = simulate_cfg(network, traffic, [(1.0, 1)], SimSpec(warmup=0, measure=4000, chunk=1000, watchdog=200))
     assert rows[0]["deadlock"] and rows[0]["deadlock_at"] > 0
     assert explore_routes(network).dependencies.size > 0
 
@@ -149,7 +154,7 @@ def test_injection_buffer_policies_deliver(policy, buffers):
     topo = build_topology(RRG)
     network = Network.build(topo, build_routing({"name": "minimal"}),
                             RouterSpec(vcs=4, injection_buffers=buffers, injection_policy=policy))
-    rows, state = simulate(network, {"name": "uniform"}, [(0.8, 1)], Window(0, 2000, chunk=500,
+    rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.8, 1)], SimSpec(warmup=0, measure=2000, chunk=500,
                                                                            generate_until=800))
     assert int(wide_value(np.asarray(state.stats.consumed_all[0]))) == int(
         wide_value(np.asarray(state.stats.generated_all[0]))) > 0

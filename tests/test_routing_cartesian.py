@@ -3,14 +3,14 @@ route lengths, channel dependency graphs, delivery, and parameter errors."""
 import networkx as nx
 import numpy as np
 import pytest
-
+from conftest import simulate_cfg
 from routing_trace import trace_routes
 from test_engine import _check_invariants
 
 from jaxnet.paths.deadlock import find_deadlock_cycle, is_deadlock_free
 from jaxnet.routing import build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
 
@@ -40,8 +40,8 @@ def test_dor_routes_are_dimension_ordered_shortest_and_acyclic(name, sides, tie)
         assert moved == sorted(moved)
     vcs = {vc for route in routes for _, _, vc in route}
     tables = scheme.build_tables(topo)
-    assert vcs <= set(range(scheme.vcs_needed(topo, tables, "hops")))
-    assert scheme.vcs_needed(topo, tables, "hops") == (2 if name == "torus" else 1)
+    assert vcs <= set(range(scheme.dateline_vcs(topo, tables)))
+    assert scheme.dateline_vcs(topo, tables) == (2 if name == "torus" else 1)
     assert is_deadlock_free(routes)  # channels are (router, port, vc)
 
 
@@ -95,7 +95,7 @@ def test_dor_delivers_every_packet(name, sides, vcs):
     topo = build_topology({"name": name, "sides": sides, "servers_per_router": 2})
     network = Network.build(topo, build_routing({"name": "dor"}), RouterSpec(vcs=vcs))
     points = [(0.2, 1), (1.0, 2)]
-    rows, state = simulate(network, {"name": "uniform"}, points, Window(300, 1500, chunk=300))
+    rows, state = simulate_cfg(network, {"name": "uniform"}, points, SimSpec(warmup=300, measure=1500, chunk=300))
     for i, row in enumerate(rows):
         _check_invariants(network, state, i)
         assert not row["deadlock"] and row["no_route_events"] == 0
@@ -111,8 +111,8 @@ def test_dor_single_pair_hops_exact():
     routers = [-1] * topo.n_routers
     routers[src] = dst
     network = Network.build(topo, build_routing({"name": "dor"}), RouterSpec(vcs=2))
-    rows, _ = simulate(network, {"name": "destination_table", "routers": routers}, [(0.05, 1)],
-                       Window(0, 3000, chunk=1000))
+    rows, _ = simulate_cfg(network, {"name": "destination_table", "routers": routers}, [(0.05, 1)],
+                       SimSpec(warmup=0, measure=3000, chunk=1000))
     assert rows[0]["packets_consumed"] > 0 and rows[0]["average_hops"] == 4
 
 
@@ -171,8 +171,8 @@ def test_omni_delivers_every_packet_and_bounds_hops():
     index = {tuple(c): r for r, c in enumerate(topo.coords.tolist())}
     neighbour = {"name": "destination_table",
                  "routers": [index[tuple(c)] for c in shifted.tolist()]}
-    window = Window(300, 1500, chunk=300)
-    rows, state = simulate(network, {"name": "uniform"}, [(0.2, 1), (1.0, 2)], window)
+    window = SimSpec(warmup=300, measure=1500, chunk=300)
+    rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.2, 1), (1.0, 2)], window)
     for i, row in enumerate(rows):
         _check_invariants(network, state, i)
         assert not row["deadlock"] and row["no_route_events"] == 0
@@ -180,7 +180,7 @@ def test_omni_delivers_every_packet_and_bounds_hops():
     assert rows[0]["accepted_load"] == pytest.approx(0.2, rel=0.1)
     # every server of a row sends to the next router of its row: minimal gets 1 / p = 0.5,
     # deroutes through the other router of the row help
-    adv, state = simulate(network, neighbour, [(1.0, 3)], window)
+    adv, state = simulate_cfg(network, neighbour, [(1.0, 3)], window)
     _check_invariants(network, state, 0)
     assert not adv[0]["deadlock"] and adv[0]["average_hops"] > 1.1
     assert adv[0]["accepted_load"] > 0.6

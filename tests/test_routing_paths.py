@@ -6,14 +6,17 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
-
+from conftest import simulate_cfg
 from test_engine import _check_invariants
+
 from jaxnet.paths.pathset import PathSet, all_pairs, directed_links
 from jaxnet.routing import build_routing
-from jaxnet.routing.path_table import (
-    AllMinimalPaths, KShortestPaths, TablePaths, route_routers, with_weights)
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, compiled_advance, simulate
+from jaxnet.routing.allpaths import AllMinimalPaths
+from jaxnet.routing.ksp import KShortestPaths
+from jaxnet.routing.route_tables import route_routers, with_weights
+from jaxnet.routing.table import TablePaths
+from jaxnet.sim.run import Network, compiled_advance
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
 RRG = {"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "medoid_of": 1, "servers_per_router": 2}
@@ -151,8 +154,8 @@ def _mean_block_length(topo, tables):
 def test_ksp_simulation_delivers_everything(rrg):
     network = _network(rrg, KShortestPaths(k=8), vcs=5)
     assert network.layout.max_hops == 5
-    rows, state = simulate(network, {"name": "uniform"}, [(0.3, 1), (0.9, 2)],
-                           Window(300, 1500, chunk=600))
+    rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.3, 1), (0.9, 2)],
+                           SimSpec(warmup=300, measure=1500, chunk=600))
     for i, row in enumerate(rows):
         _check_invariants(network, state, i)
         assert not row["deadlock"] and row["no_route_events"] == 0
@@ -197,9 +200,9 @@ def test_weights_pick_the_path_and_never_recompile(rrg):
     weights[row] = 0.0
     weights[row, longest] = 1.0
     network = _network(rrg, TablePaths.from_arrays(paths, src, dst, valid, weights), vcs=5)
-    window = Window(200, 1500, chunk=500)
+    window = SimSpec(warmup=200, measure=1500, chunk=500)
     traffic = _one_pair(rrg, s, t)
-    rows, _ = simulate(network, traffic, [(0.2, 1)], window)
+    rows, _ = simulate_cfg(network, traffic, [(0.2, 1)], window)
     assert rows[0]["packets_consumed"] > 10
     assert rows[0]["average_hops"] == lengths[longest]
     advance = compiled_advance(network.layout, network.routing, window.chunk,
@@ -208,11 +211,11 @@ def test_weights_pick_the_path_and_never_recompile(rrg):
     weights[row] = 0.0
     weights[row, 0] = 1.0
     shorter = with_weights(network, weights, valid)
-    rows2, state = simulate(shorter, traffic, [(0.2, 1)], window)
+    rows2, state = simulate_cfg(shorter, traffic, [(0.2, 1)], window)
     assert rows2[0]["average_hops"] == lengths[0] == rrg.distances[s, t]
     # uniform weights over the block: every path length shows up
     uniform = with_weights(network, np.ones(network.tables.n_paths))
-    rows3, state = simulate(uniform, traffic, [(0.2, 1)], window)
+    rows3, state = simulate_cfg(uniform, traffic, [(0.2, 1)], window)
     assert rows3[0]["average_hops"] == pytest.approx(lengths.mean(), rel=0.15)
     used = {i for i, c in enumerate(rows3[0]["hop_histogram"]) if c}
     assert used == set(lengths.tolist())
@@ -234,7 +237,7 @@ def test_table_from_a_path_set_file(rrg, tmp_path):
     for key in ("route", "first", "count"):
         assert (np.asarray(getattr(uniform, key)) == np.asarray(getattr(tables, key))).all()
     network = _network(rrg, build_routing({**cfg, "weights": "optimal"}), vcs=5)
-    rows, _ = simulate(network, {"name": "uniform"}, [(0.2, 3)], Window(100, 800, chunk=450))
+    rows, _ = simulate_cfg(network, {"name": "uniform"}, [(0.2, 3)], SimSpec(warmup=100, measure=800, chunk=450))
     assert rows[0]["average_hops"] == pytest.approx(rrg.average_distance, rel=0.05)
     assert len(rows[0]["hop_histogram"]) == 6 and sum(rows[0]["hop_histogram"][rrg.diameter + 1:]) == 0
     with pytest.raises(ValueError, match="routing.weights"):
@@ -270,7 +273,7 @@ def test_schemes_are_hashable_static_options():
 def test_simple_paths_up_to_two_extra_hops_are_the_non_backtracking_walks(graph):
     """The counting behind ksp's fast layers: walks of minimal + 1 or + 2 hops are simple
     iff they never step straight back."""
-    from jaxnet.routing.path_table import _nonbacktracking_counts
+    from jaxnet.paths.enumerate import _nonbacktracking_counts
 
     topo = _graph_topo(graph)
     n, ports = topo.n_routers, topo.n_ports

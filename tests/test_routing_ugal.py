@@ -3,18 +3,18 @@ traffic, throughput against minimal routing, and parameter errors."""
 import networkx as nx
 import numpy as np
 import pytest
-
+from conftest import simulate_cfg
 from routing_trace import trace_routes
 from test_engine import _check_invariants
 
 from jaxnet.paths.deadlock import is_deadlock_free
-from jaxnet.routing import ROUTINGS, build_routing
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.routing import ROUTINGS, build_routing, vc_policy
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 from jaxnet.traffic import PATTERNS
 
-WINDOW = Window(1000, 2000, chunk=500)
+WINDOW = SimSpec(warmup=1000, measure=2000, chunk=500)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_ugal_routes_are_minimal_or_valiant_with_hop_vcs(graph, dragonfly):
     scheme = build_routing({"name": "ugal"})
     tables = scheme.build_tables(topo)
     assert scheme.max_hops(topo, tables) == 2 * topo.diameter
-    assert scheme.vcs_needed(topo, tables, "link_class") == 2 * topo.diameter
+    assert vc_policy.vcs_needed("hops", scheme, topo, tables) == 2 * topo.diameter
     src, dst, routes = trace_routes(scheme, topo, choose="random", seed=3)
     lengths = np.array([len(r) for r in routes])
     assert (lengths >= topo.distances[src, dst]).all()
@@ -58,7 +58,7 @@ def test_ugal_routes_are_minimal_or_valiant_with_hop_vcs(graph, dragonfly):
 
 def _run(topo, routing, vcs, traffic, loads):
     network = Network.build(topo, build_routing(routing), RouterSpec(vcs=vcs))
-    rows, state = simulate(network, traffic, [(load, i + 1) for i, load in enumerate(loads)],
+    rows, state = simulate_cfg(network, traffic, [(load, i + 1) for i, load in enumerate(loads)],
                            WINDOW)
     return network, rows, state
 

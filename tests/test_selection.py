@@ -4,7 +4,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxnet.sim.step import _NONE, select_output
+from jaxnet.sim.keys import NONE, choice_index
+from jaxnet.sim.phases import select_output
 
 # One head, four candidate ports: costs w, occupancy q (phits), availability.
 COST = jnp.asarray([[0, 64, 64, 80]], jnp.int32)
@@ -16,7 +17,7 @@ def chosen(selection, occupancy, available, seed=0):
     best = select_output(selection, COST, jnp.asarray([occupancy], jnp.int32), USABLE,
                          jnp.asarray([available]), jnp.asarray(bits))
     best = int(best[0])
-    return None if best == _NONE else best & 0x7F
+    return None if best == NONE else int(choice_index(best))
 
 
 def test_available_first_takes_the_cheapest_output_that_can_take_the_packet():

@@ -6,10 +6,11 @@ import sys
 
 SCRIPT = """
 import json, jax, networkx as nx
-from conftest import make_network
-from jaxnet.sim.run import Window, simulate
+from conftest import make_network, simulate_cfg
+from jaxnet.sim.spec import SimSpec
+
 network = make_network(nx.random_regular_graph(4, 12, seed=1), servers_per_router=2, vcs=4)
-rows, state = simulate(network, {"name": "uniform"}, [(0.3, 1), (0.9, 2)], Window(100, 400, chunk=250))
+rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.3, 1), (0.9, 2)], SimSpec(warmup=100, measure=400, chunk=250))
 print(json.dumps({"devices": jax.device_count(), "shards": len(state.cycle.sharding.device_set),
                   "accepted": [r["accepted_load"] for r in rows],
                   "latency": [r["message_latency"] for r in rows]}))

@@ -11,7 +11,12 @@ from jaxnet.topology.cartesian import MINUS, PLUS, cartesian_ports, hamming_port
 from jaxnet.topology.dragonfly import palmtree_wiring
 from jaxnet.topology.export import FORMATS, export_topology
 from jaxnet.topology.galois import galois_field, prime_power
-from jaxnet.topology.rrg import connected_samples, medoid_index, minimal_link_load, sample_point
+from jaxnet.topology.rrg import (
+    connected_samples,
+    medoid_index,
+    minimal_link_load,
+    sample_point,
+)
 from jaxnet.topology.slimfly import generator_sets
 
 # (config, expected router count, expected set of degrees)

@@ -2,13 +2,14 @@
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import simulate_cfg
 
 from jaxnet.paths.deadlock import channel_dependency_graph
 from jaxnet.routing import build_routing
-from jaxnet.routing.explore import explore_routes
 from jaxnet.routing.torus_table import dateline_vcs
-from jaxnet.sim.layout import RouterSpec
-from jaxnet.sim.run import Network, Window, simulate
+from jaxnet.sim.explore import explore_routes
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
 ANGARA = {"name": "torus", "sides": [4, 2, 2, 2], "servers_per_router": 1}
@@ -45,7 +46,7 @@ def test_dateline_rule_on_a_ring():
 ])
 def test_tables_simulate_without_deadlock(traffic):
     network = _network(ANGARA, "sssp")
-    rows, _ = simulate(network, traffic, [(0.5, 1), (1.0, 1)], Window(500, 1500, chunk=500, watchdog=1000))
+    rows, _ = simulate_cfg(network, traffic, [(0.5, 1), (1.0, 1)], SimSpec(warmup=500, measure=1500, chunk=500, watchdog=1000))
     for row in rows:
         assert not row["deadlock"] and row["accepted_load"] > 0.1
         assert row["average_hops"] <= network.topo.diameter

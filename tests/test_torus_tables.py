@@ -12,9 +12,9 @@ from jaxnet.paths.torus_graph import (
     RoutingGraph,
     TorusShape,
     deadlock_free_turns,
-    minimal_route_candidates,
     obeys_routing_rules,
 )
+from jaxnet.paths.torus_routes import minimal_route_candidates
 from jaxnet.paths.torus_tables import (
     RoutingTable,
     build_table,

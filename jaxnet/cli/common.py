@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -33,20 +32,12 @@ def run_dir() -> Path:
     return Path(HydraConfig.get().runtime.output_dir)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see the old or the new content, never a partial one."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 OUTPUT_FORMATS = ("text", "json")
 
 
 def require_format(cfg) -> None:
     """`format` must be text or json (json: exactly one JSON object on stdout)."""
-    from jaxnet.topology import require
+    from jaxnet.core.validate import require
 
     require(cfg.format in OUTPUT_FORMATS, "format", cfg.format, f"one of {OUTPUT_FORMATS}")
 

@@ -22,13 +22,28 @@ import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
-                               write_atomic)
+from jaxnet.cli.common import (
+    CONF_DIR,
+    friendly_errors,
+    print_report,
+    require_format,
+    run_dir,
+)
+from jaxnet.core.files import write_atomic
+from jaxnet.core.validate import require
 from jaxnet.paths.mcf import find_paths
-from jaxnet.paths.weights import (LP_METHODS, lp_weights, optax_dual_bound, optax_weights, random_demand,
-                                  traffic_demand, uniform_weights)
-from jaxnet.topology.base import require
+from jaxnet.paths.weights import (
+    LP_METHODS,
+    lp_weights,
+    optax_dual_bound,
+    optax_weights,
+    random_demand,
+    traffic_demand,
+    uniform_weights,
+)
 from jaxnet.topology import build_topology
+from jaxnet.traffic import build_traffic
+
 
 @hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
 @friendly_errors
@@ -44,7 +59,8 @@ def main(cfg: DictConfig) -> None:
     if p.get("demand") is None:
         demand = random_demand(paths, p.demand_seed)
     else:
-        demand = traffic_demand(paths, topology, OmegaConf.to_container(p.demand), p.demand_seed)
+        table = build_traffic(OmegaConf.to_container(p.demand), topology, p.demand_seed)
+        demand = traffic_demand(paths, table, topology.servers_per_router)
     weights = {"uniform": uniform_weights(paths)}
     if p.lp_method != "none":
         weights["optimal"] = lp_weights(paths, demand, method=p.lp_method)

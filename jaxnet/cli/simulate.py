@@ -11,31 +11,33 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import CONF_DIR, friendly_errors, run_dir
-from jaxnet.results import config_id, decorate, done_points, plot_curves, read_rows, write_rows
-from jaxnet.sim.run import Network, Window, simulate
-from jaxnet.topology import require
+from jaxnet.results import (
+    config_id,
+    decorate,
+    done_points,
+    plot_curves,
+    read_rows,
+    write_rows,
+)
+from jaxnet.sim.run import Network, simulate
+from jaxnet.sim.spec import SimSpec
+from jaxnet.traffic import tables_for_points
 
 log = logging.getLogger("jaxnet")
 
 
 def run_sweep(config: dict, out_dir, progress: bool = True) -> list[dict]:
     """Simulate the points of `config` missing from out_dir/results.csv; return all rows."""
-    sim = config["sim"]
-    for key in ("loads", "seeds"):
-        require(isinstance(sim[key], list) and len(sim[key]) > 0, f"sim.{key}", sim[key],
-                "a non-empty list")
+    spec = SimSpec.from_config(config["sim"])
     results = out_dir / "results.csv"
     rows = read_rows(results)
     cid = config_id(config)
     done = done_points(rows, cid)
-    points = [(float(load), int(seed)) for load in sim["loads"] for seed in sim["seeds"]
-              if (float(load), int(seed)) not in done]
+    points = [point for point in spec.points if point not in done]
     if points:
         network = Network.from_config(config)
-        window = Window(int(sim["warmup"]), int(sim["measure"]), int(sim["chunk"]),
-                        int(sim["watchdog"]), generate_until=sim.get("generate_until"),
-                        vmap_width=sim.get("vmap_width", "auto"))
-        new_rows, _ = simulate(network, config["traffic"], points, window, progress=progress)
+        traffic = tables_for_points(config["traffic"], network.topo, points)
+        new_rows, _ = simulate(network, traffic, points, spec, progress=progress)
         rows += [decorate(row, config, cid) for row in new_rows]
         write_rows(results, rows)
         for row in new_rows:

@@ -14,11 +14,24 @@ import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
-                               write_atomic)
+from jaxnet.cli.common import (
+    CONF_DIR,
+    friendly_errors,
+    print_report,
+    require_format,
+    run_dir,
+)
+from jaxnet.core.files import write_atomic
+from jaxnet.core.validate import require
 from jaxnet.paths.torus_graph import KINDS, TorusShape
-from jaxnet.paths.torus_tables import build_table, deadlock_cycle, save_table, table_metrics
-from jaxnet.topology import build_topology, require
+from jaxnet.paths.torus_tables import (
+    build_table,
+    deadlock_cycle,
+    save_table,
+    table_metrics,
+)
+from jaxnet.topology import build_topology
+
 
 @hydra.main(config_path=CONF_DIR, config_name="tables", version_base=None)
 @friendly_errors

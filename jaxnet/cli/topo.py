@@ -13,10 +13,17 @@ import json
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import (CONF_DIR, friendly_errors, print_report, require_format, run_dir,
-                               write_atomic)
+from jaxnet.cli.common import (
+    CONF_DIR,
+    friendly_errors,
+    print_report,
+    require_format,
+    run_dir,
+)
+from jaxnet.core.files import write_atomic
 from jaxnet.topology import build_topology
 from jaxnet.topology.export import export_topology
+
 
 @hydra.main(config_path=CONF_DIR, config_name="topo", version_base=None)
 @friendly_errors

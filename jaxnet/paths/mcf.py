@@ -33,8 +33,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core.validate import require, require_int
 from jaxnet.paths.pathset import PathSet, all_pairs, directed_links
-from jaxnet.topology.base import require, require_int
 
 ALGORITHMS = ("multi_mcf", "multi_mcf_random", "multi_mcf_penal", "multi_mcf_cyclic")
 _INF = 1 << 30

@@ -37,16 +37,19 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxnet.paths.deadlock import channel_dependency_graph, dependency_pairs, find_deadlock_cycle
+from jaxnet.core.validate import require, require_int, require_number
+from jaxnet.paths.deadlock import (
+    channel_dependency_graph,
+    dependency_pairs,
+    find_deadlock_cycle,
+)
 from jaxnet.paths.torus_graph import (
-    RouteCandidates,
     RoutingGraph,
     TorusShape,
     deadlock_free_turns,
-    minimal_route_candidates,
     no_extra_turns,
 )
-from jaxnet.topology.base import require
+from jaxnet.paths.torus_routes import RouteCandidates, minimal_route_candidates
 
 ALGORITHMS = ("bfs", "sssp", "genetic")
 GENETIC_DEFAULTS = dict(population=100, mutation_rate=0.02, patience=30, tolerance=0.05,
@@ -326,20 +329,12 @@ def genetic_routes(candidates: RouteCandidates, population: int, mutation_rate: 
 
 
 def _check_genetic(population, mutation_rate, patience, tolerance, max_generations, seed):
-    def is_int(x):
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    require(is_int(population) and population >= 2, "tables.population", population,
-            "must be an integer >= 2")
-    require(isinstance(mutation_rate, (int, float)) and 0 <= mutation_rate <= 1,
-            "tables.mutation_rate", mutation_rate, "must be a probability in [0, 1]")
-    require(is_int(patience) and patience >= 1, "tables.patience", patience,
-            "must be an integer >= 1")
-    require(isinstance(tolerance, (int, float)) and 0 <= tolerance < 1, "tables.tolerance",
-            tolerance, "must be in [0, 1)")
-    require(is_int(max_generations) and max_generations >= 0, "tables.max_generations",
-            max_generations, "must be an integer >= 0")
-    require(is_int(seed) and seed >= 0, "tables.seed", seed, "must be an integer >= 0")
+    require_int(population, "tables.population", 2)
+    require_number(mutation_rate, "tables.mutation_rate", 0, 1)
+    require_int(patience, "tables.patience", 1)
+    require_number(tolerance, "tables.tolerance", 0, 1, high_open=True)
+    require_int(max_generations, "tables.max_generations", 0)
+    require_int(seed, "tables.seed", 0)
 
 
 # ------------------------------------------------------------------------------- metrics

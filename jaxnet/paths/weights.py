@@ -30,8 +30,8 @@ import optax
 import scipy.optimize
 import scipy.sparse as sp
 
+from jaxnet.core.validate import require, require_int
 from jaxnet.paths.pathset import PathSet
-from jaxnet.topology.base import require, require_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,13 +55,12 @@ def random_demand(paths: PathSet, seed: int, max_value: int = 7) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, max_value + 1, paths.n_pairs).astype(np.float64)
 
 
-def traffic_demand(paths: PathSet, topology, traffic_cfg, seed: int) -> np.ndarray:
-    """Demand per ordered pair from any traffic pattern: the expected router-to-router rate
-    (sum over a router's servers of rate x probability of each destination router)."""
-    from jaxnet.traffic import build_traffic
-
-    table = build_traffic(traffic_cfg, topology, seed)
-    p, n = topology.servers_per_router, topology.n_routers
+def traffic_demand(paths: PathSet, table, servers_per_router: int) -> np.ndarray:
+    """Demand per ordered pair from a traffic pattern's `TrafficTable`: the expected
+    router-to-router rate (sum over a router's servers of rate x probability of each
+    destination router)."""
+    p = servers_per_router
+    n = table.rate.shape[0] // p
     by_server = table.router_matrix(p) * table.rate[:, None].astype(np.float64)
     by_router = by_server.reshape(n, p, n).sum(axis=1)
     return by_router[paths.pair_src, paths.pair_dst]

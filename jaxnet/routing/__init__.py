@@ -1,40 +1,39 @@
-"""Routing schemes, keyed by config name (`conf/routing/<name>.yaml`)."""
+"""Routing schemes, keyed by config name (`conf/routing/<name>.yaml`). The candidate
+contract every scheme follows is stated once, in `jaxnet/routing/base.py`."""
 from __future__ import annotations
 
 from typing import Mapping
 
+from jaxnet.core.registry import Registry
+from jaxnet.routing import vc_policy  # noqa: F401  (jaxnet.routing.vc_policy)
+from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.routing.dor import DimensionOrder
 from jaxnet.routing.dragonfly import DragonflyMinimal
+from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.routing.minimal import Minimal, SourceMinimal
-from jaxnet.routing.path_table import AllMinimalPaths, KShortestPaths, TablePaths
 from jaxnet.routing.omni import OmniWar
 from jaxnet.routing.polarized import Polarized
+from jaxnet.routing.table import TablePaths
 from jaxnet.routing.torus_table import TorusTableRouting
 from jaxnet.routing.ugal import Ugal
 from jaxnet.routing.valiant import (
-    RestrictedValiant, RestrictedValiantRecomputation, Valiant, ValiantRecomputation)
-from jaxnet.topology import require
+    RestrictedValiant,
+    RestrictedValiantRecomputation,
+    Valiant,
+    ValiantRecomputation,
+)
 
-ROUTINGS: dict[str, type[RoutingScheme]] = {
-    cls.name: cls
-    for cls in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
-                ValiantRecomputation, RestrictedValiantRecomputation, Polarized,
-                DimensionOrder, Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths,
-                TorusTableRouting)
-}
+ROUTINGS = Registry("routing")
+for _scheme in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
+                ValiantRecomputation, RestrictedValiantRecomputation, Polarized, DimensionOrder,
+                Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths, TorusTableRouting):
+    ROUTINGS.register(_scheme.name)(_scheme)
 
 
 def build_routing(cfg: Mapping) -> RoutingScheme:
     """The scheme a `routing` config group names, with its static options."""
-    params = dict(cfg)
-    name = params.pop("name", None)
-    require(name in ROUTINGS, "routing.name", name, f"one of {sorted(ROUTINGS)}")
-    cls = ROUTINGS[name]
-    try:
-        return cls(**params)
-    except TypeError as err:
-        raise ValueError(f"routing={name}: {err}") from None
+    return ROUTINGS.build(cfg)
 
 
-__all__ = ["NOT_CANDIDATE", "ROUTINGS", "RoutingScheme", "build_routing"]
+__all__ = ["NOT_CANDIDATE", "ROUTINGS", "RoutingScheme", "build_routing", "vc_policy"]

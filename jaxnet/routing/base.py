@@ -1,5 +1,7 @@
 """The routing interface: a scheme proposes candidate output ports, the engine selects.
 
+This docstring is the one place that states the candidate contract.
+
 A scheme is a frozen (hashable) dataclass holding its static options; its tables are a
 pytree of arrays built once on the host and passed to the jitted step as traced inputs
 (so e.g. path weights can change without recompiling). Every cycle, for the packets at
@@ -8,14 +10,23 @@ returns a `Candidates`:
 
   cost  int32 [N, P]: per network port, a cost in phit units, NOT_CANDIDATE if the port
         may not be taken. A strict priority is a cost offset larger than any occupancy.
-  vc    int32 [N] or [N, P], or None: the VC to request on each port; None applies the
-        router's VC policy (`router.vc_policy`: VC = hops so far, or the Dragonfly
-        local/global scheme for schemes built on local-global-local phases).
+  vc    int32 [N] or [N, P], or None: the VC to request on each port, for schemes whose
+        VC policy is their own (`dateline`); None for every other policy, which the
+        engine applies (`jaxnet.routing.vc_policy`).
   scale int32 [N, P] or None: multiplier of the occupancy (UGAL-style hop weighting).
 
 The engine adds scale x occupancy of that output VC (its output buffer plus the credits
-consumed downstream, in phits), keeps the lowest total and breaks ties at random.
-Totals are clipped at 2**16 - 2.
+consumed downstream, in phits) to the cost, and selects by `router.selection`: drop the
+outputs that cannot take the whole packet and keep the lowest total (available_first), or
+keep the lowest totals and then drop those that cannot take the packet (best_first); ties
+at random. Totals are clipped at 2**16 - 2. A head with no candidate at all waits and is
+counted (`no_route_events`).
+
+Around `candidates`, a scheme fills its per-packet fields at injection (`at_injection`),
+updates them after each hop (`on_hop`; the engine has already counted HOPS and
+CLASS_HOPS) and, if `recomputes`, redraws them while the packet is stuck at the head of
+an injection buffer (`on_blocked`). `vc_policies` lists the VC policies it honours, its
+default first; `max_hops` bounds its routes (the hop histogram and the `hops` policy).
 """
 from __future__ import annotations
 
@@ -26,8 +37,8 @@ from typing import Any, ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.sim import packets as pk
-from jaxnet.topology import Topology, require
+from jaxnet.core import packets as pk
+from jaxnet.topology import Topology
 
 NOT_CANDIDATE = 1 << 30
 
@@ -43,6 +54,8 @@ class RoutingScheme:
     """Base class. Subclasses set `name` and implement build_tables, max_hops, candidates."""
 
     name: ClassVar[str] = "base"
+    # VC policies this scheme honours (jaxnet.routing.vc_policy), its default first.
+    vc_policies: ClassVar[tuple[str, ...]] = ("hops",)
     # True if the scheme redraws routing fields of packets blocked at the head of an
     # injection buffer (`on_blocked`); the engine skips that work otherwise.
     recomputes: ClassVar[bool] = False
@@ -56,17 +69,12 @@ class RoutingScheme:
         raise NotImplementedError
 
     def dragonfly_phases(self) -> int:
-        """Local-global-local phases of every route (vc_policy=dragonfly); 0: unsupported."""
-        return 0
+        """Local-global-local phases of every route (vc_policy=dragonfly)."""
+        raise NotImplementedError
 
-    def vcs_needed(self, topo: Topology, tables: Any, vc_policy: str) -> int:
-        """VCs the VC policy needs: one per hop of the longest route, or 2 per phase."""
-        if vc_policy == "dragonfly":
-            phases = self.dragonfly_phases()
-            require(phases > 0, "router.vc_policy", vc_policy,
-                    f"only for schemes routing local-global-local phases, not routing={self.name}")
-            return 2 * phases
-        return self.max_hops(topo, tables)
+    def dateline_vcs(self, topo: Topology, tables: Any) -> int:
+        """VCs of the scheme's own dateline VCs (vc_policy=dateline)."""
+        raise NotImplementedError
 
     def at_injection(self, tables, router, packets, bits):
         """Fill per-packet routing fields when a packet enters its first router.

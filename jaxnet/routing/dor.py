@@ -32,7 +32,7 @@ packet's start point: no cycle. Across dimensions, dependencies only go from d t
 d. Hence the channel dependency graph is acyclic (tests/test_routing_cartesian.py builds
 it for all router pairs and checks, and checks that with all VCs 0 a ring has a cycle).
 
-The scheme returns the VC explicitly, so the router's `vc_policy` does not apply; it needs
+The scheme returns the VC itself (`vc_policy: dateline`, the only one it honours); it needs
 2 VCs on a torus with a dimension of side >= 3, 1 otherwise.
 """
 from __future__ import annotations
@@ -43,9 +43,10 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.validate import require
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.sim import packets as pk
-from jaxnet.topology import Topology, require
+from jaxnet.topology import Topology
 
 TIES = ("plus", "source_parity")
 
@@ -83,6 +84,7 @@ class DimensionOrder(RoutingScheme):
     """Dimension-order routing with dateline VCs on tori (see the module docstring)."""
 
     name: ClassVar[str] = "dor"
+    vc_policies: ClassVar[tuple[str, ...]] = ("dateline",)
     tie: str = "source_parity"
 
     def __post_init__(self):
@@ -96,7 +98,7 @@ class DimensionOrder(RoutingScheme):
     def max_hops(self, topo, tables):
         return topo.diameter
 
-    def vcs_needed(self, topo, tables, vc_policy):
+    def dateline_vcs(self, topo, tables):
         return 2 if bool(np.any(tables.periodic)) else 1
 
     def direction_and_vc(self, tables, router, packets):

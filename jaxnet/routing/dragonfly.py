@@ -14,8 +14,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from jaxnet.core.validate import require
 from jaxnet.routing.minimal import NextHopRouting
-from jaxnet.topology import Topology, require
+from jaxnet.topology import Topology
 
 _FAR = 1 << 8
 
@@ -70,3 +71,7 @@ class DragonflyMinimal(NextHopRouting):
 
     def dragonfly_phases(self):
         return 1
+
+    @property
+    def vc_policies(self):
+        return ("hops", "dragonfly")

@@ -8,10 +8,15 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.rng import hash_words, uniform01
 from jaxnet.routing.base import (
-    NOT_CANDIDATE, Candidates, RoutingScheme, minimal_port_words, port_bits)
-from jaxnet.sim import packets as pk
-from jaxnet.sim.packets import hash_words, uniform01
+    NOT_CANDIDATE,
+    Candidates,
+    RoutingScheme,
+    minimal_port_words,
+    port_bits,
+)
 
 
 class NextHopTables(NamedTuple):

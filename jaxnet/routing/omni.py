@@ -25,7 +25,7 @@ dimension can always be replaced by one deroute).
 Per-packet state in PHASE: deroutes taken (low 8 bits) and 1 + the dimension of the last
 hop if it was a deroute, else 0 (bits 8 and up).
 
-Virtual channels: VC = hops taken so far (explicit, whatever the router's `vc_policy`),
+Virtual channels: VC = hops taken so far (`vc_policy: hops`, the only one it honours),
 so the channel dependency graph only has edges from VC i to VC i + 1 and is acyclic:
 deadlock-free with diameter + max_deroutes VCs.
 """
@@ -37,15 +37,12 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.validate import is_int, require, require_int
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.sim import packets as pk
-from jaxnet.topology import Topology, require
+from jaxnet.topology import Topology
 
 _COUNT_BITS = 8
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 class OmniTables(NamedTuple):
@@ -92,11 +89,10 @@ class OmniWar(RoutingScheme):
 
     def __post_init__(self):
         limit = self.max_deroutes
-        require(limit is None or (_is_int(limit) and 0 <= limit < 1 << _COUNT_BITS),
+        require(limit is None or (is_int(limit) and 0 <= limit < 1 << _COUNT_BITS),
                 "routing.max_deroutes", self.max_deroutes,
                 "null (= the number of dimensions) or an integer in [0, 255]")
-        require(_is_int(self.deroute_penalty) and 0 <= self.deroute_penalty <= 1 << 14,
-                "routing.deroute_penalty", self.deroute_penalty, "an integer in [0, 16384] (phits)")
+        require_int(self.deroute_penalty, "routing.deroute_penalty", 0, 1 << 14)  # phits
 
     def deroutes(self, topo: Topology) -> int:
         return len(topo.sides) if self.max_deroutes is None else int(self.max_deroutes)
@@ -107,9 +103,6 @@ class OmniWar(RoutingScheme):
 
     def max_hops(self, topo, tables):
         return topo.diameter + self.deroutes(topo)
-
-    def vcs_needed(self, topo, tables, vc_policy):
-        return self.max_hops(topo, tables)
 
     def at_injection(self, tables, router, packets, bits):
         return packets.at[:, pk.PATH].set(bits.astype(jnp.int32)).at[:, pk.PHASE].set(0)
@@ -135,7 +128,7 @@ class OmniWar(RoutingScheme):
         remaining = jnp.sum(here != dest, axis=1, dtype=jnp.int32)[:, None]
         cost = jnp.where(minimal, 0, jnp.where(deroute, self.deroute_penalty, NOT_CANDIDATE))
         scale = jnp.where(deroute, remaining + 1, remaining)
-        return Candidates(cost, vc=packets[:, pk.HOPS], scale=scale)
+        return Candidates(cost, scale=scale)
 
     def on_hop(self, tables, router, packets, port):
         p = jnp.maximum(port, 0)

@@ -19,8 +19,8 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.sim import packets as pk
 
 WEIGHTS = (0, 64, 80)
 

@@ -2,7 +2,7 @@
 
 `jaxnet.paths.torus_tables` builds one route per router pair (BFS, SSSP or genetic, on the
 deadlock-free routing graph of the Angara paper); this scheme follows it as a source route
-(the path-table mechanism of `path_table.py`, one path per pair).
+(the route tables of `route_tables.py`, one path per pair).
 
 VCs: the paper runs these tables on one VC with bubble flow control in the rings, which
 jaxnet's router model does not implement. jaxnet uses a documented alternative with two
@@ -21,13 +21,24 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.validate import require
+from jaxnet.paths.enumerate import Routes, routes_from_routers
 from jaxnet.paths.torus_graph import KINDS, TorusShape
-from jaxnet.paths.torus_tables import ALGORITHMS, build_table, load_table, simulator_tables
+from jaxnet.paths.torus_tables import (
+    ALGORITHMS,
+    build_table,
+    load_table,
+    simulator_tables,
+)
 from jaxnet.routing.base import Candidates
-from jaxnet.routing.path_table import (PathTableRouting, PathTables, Routes, draw_path,
-                                       routes_from_routers, tables_from_routes)
-from jaxnet.sim import packets as pk
-from jaxnet.topology import Topology, require
+from jaxnet.routing.route_tables import (
+    PathTableRouting,
+    PathTables,
+    draw_path,
+    tables_from_routes,
+)
+from jaxnet.topology import Topology
 
 
 class TorusTables(NamedTuple):
@@ -63,6 +74,7 @@ class TorusTableRouting(PathTableRouting):
     genetic `seed`) or loaded from a `jaxnet-tables` run (`table_file`)."""
 
     name: ClassVar[str] = "torus_table"
+    vc_policies: ClassVar[tuple[str, ...]] = ("dateline",)
     algorithm: str = "sssp"
     augment: bool = True
     table_file: str | None = None
@@ -103,7 +115,7 @@ class TorusTableRouting(PathTableRouting):
     def max_hops(self, topo, tables):
         return super().max_hops(topo, tables.paths)
 
-    def vcs_needed(self, topo, tables, vc_policy):
+    def dateline_vcs(self, topo, tables):
         return 1 + int(np.asarray(tables.vc).max())
 
     def at_injection(self, tables, router, packets, bits):

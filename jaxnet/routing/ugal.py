@@ -22,7 +22,7 @@ minimal next hops towards its current target (MID in phase 1, DST in phase 2), l
 output occupancy wins (scale 1, cost 0).
 
 Routes have at most D(s, mid) + D(mid, t) <= 2 x diameter hops. Virtual channels: VC =
-hops taken so far (explicit, whatever the router's `vc_policy`), so a packet holding a
+hops taken so far (`vc_policy: hops`, the only one it honours), so a packet holding a
 channel on VC i only ever waits for channels on VC i + 1: the channel dependency graph is
 acyclic and the routing is deadlock-free with 2 x diameter VCs. (Reusing VCs between the
 two phases, as some simulators do, makes cycles possible under adversarial Dragonfly
@@ -36,10 +36,16 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.rng import below
+from jaxnet.core.validate import require_int
 from jaxnet.routing.base import (
-    NOT_CANDIDATE, Candidates, RoutingScheme, minimal_port_words, port_bits)
-from jaxnet.sim import packets as pk
-from jaxnet.topology import require
+    NOT_CANDIDATE,
+    Candidates,
+    RoutingScheme,
+    minimal_port_words,
+    port_bits,
+)
 
 UNDECIDED, TO_MID, TO_DST = 0, 1, 2
 
@@ -64,9 +70,7 @@ class Ugal(RoutingScheme):
     threshold: int = 0
 
     def __post_init__(self):
-        ok = isinstance(self.threshold, (int, np.integer)) and not isinstance(self.threshold, bool)
-        require(ok and 0 <= self.threshold <= 1 << 14, "routing.threshold", self.threshold,
-                "an integer in [0, 16384] (phits of bias against the Valiant route)")
+        require_int(self.threshold, "routing.threshold", 0, 1 << 14)  # phits of bias against Valiant
 
     def build_tables(self, topo):
         return UgalTables(minimal_port_words(topo), topo.distances.astype(np.int32),
@@ -75,12 +79,9 @@ class Ugal(RoutingScheme):
     def max_hops(self, topo, tables):
         return 2 * topo.diameter
 
-    def vcs_needed(self, topo, tables, vc_policy):
-        return self.max_hops(topo, tables)
-
     def at_injection(self, tables, router, packets, bits):
         n_routers = tables.distance.shape[0]
-        mid = pk.below(bits, n_routers)
+        mid = below(bits, n_routers)
         return (packets.at[:, pk.PATH].set(bits.astype(jnp.int32))
                 .at[:, pk.MID].set(mid).at[:, pk.PHASE].set(UNDECIDED))
 
@@ -102,7 +103,7 @@ class Ugal(RoutingScheme):
         cost = jnp.where(to_mid, 2 * self.threshold + 1, cost)
         scale = jnp.where(src[:, None], 2 * jnp.where(to_mid, d_val[:, None], d_min[:, None]),
                           scale)
-        return Candidates(cost, vc=packets[:, pk.HOPS], scale=scale)
+        return Candidates(cost, scale=scale)
 
     def on_hop(self, tables, router, packets, port):
         dst, mid, phase = packets[:, pk.DST_R], packets[:, pk.MID], packets[:, pk.PHASE]

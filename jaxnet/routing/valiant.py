@@ -20,12 +20,13 @@ from typing import ClassVar, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.core.rng import below, hash_words
+from jaxnet.core.validate import require
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, port_bits
 from jaxnet.routing.dragonfly import DragonflyMinimal
 from jaxnet.routing.minimal import Minimal
-from jaxnet.sim import packets as pk
-from jaxnet.sim.packets import below, hash_words
-from jaxnet.topology import Topology, require
+from jaxnet.topology import Topology
 
 BASES = {"minimal": Minimal, "dragonfly_minimal": DragonflyMinimal}
 
@@ -84,7 +85,12 @@ class Valiant(RoutingScheme):
         return 2 * int(base_routes(topo, self.base)[0].max())
 
     def dragonfly_phases(self):
-        return 2 if self.base == "dragonfly_minimal" else 0
+        return 2
+
+    @property
+    def vc_policies(self):
+        """vc_policy=dragonfly needs local-global-local phases (base dragonfly_minimal)."""
+        return ("hops", "dragonfly") if self.base == "dragonfly_minimal" else ("hops",)
 
     def draw_intermediate(self, tables, source, destination, bits):
         """Random intermediate router per packet, inside the allowed partition."""

@@ -8,102 +8,13 @@ port_id * V + vc.
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.topology import Topology, require
-
-
-# VC = hops taken so far; or the Dragonfly scheme of Kim et al. / the Valiant paper:
-# local VC = global hops so far + phase, global VC = phase (2 local / 1 global VCs for
-# one-phase routes, 4 / 2 for Valiant), for schemes built on local-global-local routes.
-VC_POLICIES = ("hops", "dragonfly")
-# Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
-# one with room (DESIGN default), a random one with room, or one fixed by the destination
-# section (Valiant paper, section IV-C).
-INJECTION_POLICIES = ("lowest", "random", "dest")
-
-
-# Order of request filtering and selection: drop outputs that cannot take the whole packet
-# and pick the best remaining candidate (DESIGN), or pick the best candidate and wait while
-# it cannot take the packet (Polarized paper, Algorithm 1).
-SELECTIONS = ("available_first", "best_first")
-
-
-@dataclasses.dataclass(frozen=True)
-class RouterSpec:
-    """The `router` config group, validated. Buffers in packets, sizes in phits, times in cycles."""
-
-    vcs: int = 4
-    input_buffer: int = 4
-    output_buffer: int = 2
-    packet_size: int = 16
-    link_latency: int | tuple[tuple[str, int], ...] = 1
-    router_latency: int = 0
-    crossbar_speedup: int = 1
-    source_queue: int = 20
-    vc_policy: str = "hops"
-    injection_buffers: int | None = None
-    injection_policy: str = "lowest"
-    selection: str = "available_first"
-
-    @classmethod
-    def from_config(cls, cfg: Mapping) -> "RouterSpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        extra = sorted(set(cfg) - known)
-        require(not extra, "router", extra, f"unknown keys; allowed: {sorted(known)}")
-        values = dict(cfg)
-        latency = values.get("link_latency", 1)
-        if isinstance(latency, Mapping):
-            values["link_latency"] = tuple(sorted((str(k), int(v)) for k, v in latency.items()))
-        return cls(**values)
-
-    def __post_init__(self) -> None:
-        for name in ("vcs", "input_buffer", "output_buffer", "packet_size", "crossbar_speedup",
-                     "source_queue"):
-            value = getattr(self, name)
-            require(isinstance(value, int) and value >= 1, f"router.{name}", value, "an integer >= 1")
-        require(self.vcs <= 64, "router.vcs", self.vcs, "at most 64")
-        require(isinstance(self.router_latency, int) and self.router_latency >= 0,
-                "router.router_latency", self.router_latency, "an integer >= 0")
-        for cls_name, cycles in self.latency_by_class().items():
-            require(isinstance(cycles, int) and cycles >= 1, f"router.link_latency.{cls_name}",
-                    cycles, "an integer >= 1 (cycles)")
-        require(self.vc_policy in VC_POLICIES, "router.vc_policy", self.vc_policy,
-                f"one of {list(VC_POLICIES)}")
-        require(self.injection_policy in INJECTION_POLICIES, "router.injection_policy",
-                self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
-        require(self.selection in SELECTIONS, "router.selection", self.selection,
-                f"one of {list(SELECTIONS)}")
-        require(self.injection_buffers is None or 1 <= self.injection_buffers <= self.vcs,
-                "router.injection_buffers", self.injection_buffers,
-                f"null (= router.vcs) or an integer in [1, router.vcs={self.vcs}]")
-
-    def latency_by_class(self) -> dict:
-        if isinstance(self.link_latency, int):
-            return {"*": self.link_latency}
-        return dict(self.link_latency)
-
-    def latency_of(self, class_name: str) -> int:
-        table = self.latency_by_class()
-        if "*" in table:
-            return table["*"]
-        require(class_name in table, "router.link_latency", dict(table),
-                f"a latency for every link class of the topology (missing {class_name!r})")
-        return table[class_name]
-
-    @property
-    def injection_vcs(self) -> int:
-        """VCs of an injection port that servers may use (the injection buffers)."""
-        return self.vcs if self.injection_buffers is None else self.injection_buffers
-
-    @property
-    def transfer_cycles(self) -> int:
-        """Cycles a granted input VC needs to move a whole packet through the crossbar."""
-        return math.ceil(self.packet_size / self.crossbar_speedup)
+from jaxnet.sim.spec import RouterSpec
+from jaxnet.topology import Topology
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +26,7 @@ class Layout:
     servers_per_router: int  # p
     router: RouterSpec
     max_hops: int  # longest route of the routing scheme, in router-to-router hops
+    vc_policy: str  # the router's VC policy resolved for the scheme (jaxnet.routing.vc_policy)
 
     @property
     def vcs(self) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxnet.sim import packets as pk
+from jaxnet.core import packets as pk
 from jaxnet.sim.state import Rings
 
 

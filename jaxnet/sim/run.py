@@ -2,7 +2,7 @@
 
 One call simulates any list of points as one batch in one compiled call, sharded across
 all visible devices: vmapped whole on GPU/TPU, stepped one simulation at a time on CPU
-(`Window.vmap_width`). Loads, seeds, traffic tables and routing tables are traced inputs:
+(`SimSpec.vmap_width`). Loads, seeds, traffic tables and routing tables are traced inputs:
 running other points of the same shape reuses the compiled step.
 """
 from __future__ import annotations
@@ -17,13 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxnet.routing import RoutingScheme, build_routing
-from jaxnet.sim.layout import Layout, NetArrays, RouterSpec, build_net_arrays
-from jaxnet.sim.packets import wide_value
+from jaxnet.core.validate import require
+from jaxnet.routing import RoutingScheme, build_routing, vc_policy
+from jaxnet.sim.layout import Layout, NetArrays, build_net_arrays
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.sim.state import init_state
-from jaxnet.sim.step import Params, Traffic, run_cycles
-from jaxnet.topology import Topology, build_topology, require
-from jaxnet.traffic import TrafficTable, build_traffic
+from jaxnet.sim.stats import summarize
+from jaxnet.sim.step import Params, run_cycles
+from jaxnet.topology import Topology, build_topology
+from jaxnet.traffic import TrafficTable
+from jaxnet.traffic.device import stack_tables
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -41,11 +44,12 @@ class Network:
         require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
         tables = routing.build_tables(topo)
         max_hops = int(routing.max_hops(topo, tables))
-        needed = int(routing.vcs_needed(topo, tables, router.vc_policy))
+        policy = vc_policy.resolve(router.vc_policy, routing)
+        needed = int(vc_policy.vcs_needed(policy, routing, topo, tables))
         require(router.vcs >= needed, "router.vcs", router.vcs,
-                f">= {needed}: routing={routing.name} with vc_policy={router.vc_policy} needs "
-                f"one VC per hop of its longest route ({max_hops} hops) on {topo.name}")
-        layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops)
+                f">= {needed}: routing={routing.name} with vc_policy={policy} needs {needed} VCs "
+                f"on {topo.name} (longest route {max_hops} hops)")
+        layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops, policy)
         return cls(topo, routing, layout, build_net_arrays(topo, layout),
                    jax.tree_util.tree_map(jnp.asarray, tables))
 
@@ -56,38 +60,6 @@ class Network:
 
 
 _INT_MAX = 2**31 - 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Window:
-    """Warm-up and measurement lengths, in cycles; `chunk` cycles per compiled scan."""
-
-    warmup: int
-    measure: int
-    chunk: int = 500
-    watchdog: int = 5000
-    generate_until: int | None = None  # cycle at which generation stops (None: never)
-    # Simulations stepped together by vmap; the rest of the batch runs through lax.map in
-    # the same compiled call. "auto": the whole batch on GPU/TPU, 1 on CPU (XLA:CPU's
-    # batched gathers cost more than vectorising across simulations saves).
-    vmap_width: int | str | None = "auto"
-
-    def __post_init__(self):
-        require(self.warmup >= 0, "sim.warmup", self.warmup, "an integer >= 0 (cycles)")
-        require(self.measure >= 1, "sim.measure", self.measure, "an integer >= 1 (cycles)")
-        require(self.chunk >= 1, "sim.chunk", self.chunk, "an integer >= 1 (cycles)")
-        require(self.watchdog >= 1, "sim.watchdog", self.watchdog, "an integer >= 1 (cycles)")
-        require(self.vmap_width in ("auto", None) or (isinstance(self.vmap_width, int) and self.vmap_width >= 1),
-                "sim.vmap_width", self.vmap_width, "'auto', null (whole batch) or an integer >= 1")
-
-    def resolved_vmap_width(self) -> int | None:
-        if self.vmap_width == "auto":
-            return None if jax.default_backend() in ("gpu", "cuda", "rocm", "tpu") else 1
-        return self.vmap_width
-
-    @property
-    def total(self) -> int:
-        return self.warmup + self.measure
 
 
 @functools.lru_cache(maxsize=32)
@@ -112,19 +84,6 @@ def compiled_init(layout: Layout):
     return jax.jit(jax.vmap(lambda key: init_state(layout, key)))
 
 
-def _device_traffic(tables: Sequence[TrafficTable]) -> Traffic:
-    width = max(t.n_entries for t in tables)
-
-    def padded(t: TrafficTable) -> Traffic:
-        extra = width - t.n_entries
-        pad = lambda a, value: np.pad(a, ((0, 0), (0, extra)), constant_values=value)  # noqa: E731
-        # padded entries are never drawn: their keep probability is 0 and alias -> entry 0
-        return Traffic(pad(t.entry_router, 0), pad(t.entry_server, -1), pad(t.alias_prob, 0.0),
-                       pad(t.alias_index, 0), t.rate)
-
-    return jax.tree_util.tree_map(lambda *xs: jnp.asarray(np.stack(xs)), *map(padded, tables))
-
-
 def _shard(tree, n_points: int):
     """Place the batch axis across all visible devices (no-op on one device)."""
     devices = jax.devices()
@@ -135,54 +94,60 @@ def _shard(tree, n_points: int):
     return jax.device_put(tree, sharding)
 
 
-def simulate(network: Network, traffic_cfg: Mapping, points: Sequence[tuple[float, int]],
-             window: Window, progress: bool = False):
-    """Simulate the (offered load, seed) points as one batch.
-
-    Returns (rows, final_state): one summary dict per point, and the batched final state
-    (for invariant checks). Traffic tables are compiled per seed, so random patterns are
-    fixed per seed.
-    """
-    require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
-    for load, _ in points:
-        require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
-    by_seed = {seed: build_traffic(traffic_cfg, network.topo, seed) for _, seed in points}
+def batch_params(traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
+                 spec: SimSpec) -> Params:
+    """Traced inputs of a batch: one traffic table and one (load, seed) point per simulation."""
     n = len(points)
-    params = Params(
+    return Params(
         load=jnp.asarray([load for load, _ in points], jnp.float32),
-        traffic=_device_traffic([by_seed[seed] for _, seed in points]),
-        warmup=jnp.full(n, window.warmup, jnp.int32),
-        measure=jnp.full(n, window.measure, jnp.int32),
-        watchdog=jnp.full(n, window.watchdog, jnp.int32),
-        generate_until=jnp.full(n, _INT_MAX if window.generate_until is None else window.generate_until,
+        traffic=stack_tables(traffic),
+        warmup=jnp.full(n, spec.warmup, jnp.int32),
+        measure=jnp.full(n, spec.measure, jnp.int32),
+        watchdog=jnp.full(n, spec.watchdog, jnp.int32),
+        generate_until=jnp.full(n, _INT_MAX if spec.generate_until is None else spec.generate_until,
                                 jnp.int32),
     )
+
+
+def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
+             spec: SimSpec, progress: bool = False):
+    """Simulate the (offered load, seed) points as one batch, point i with traffic[i].
+
+    Returns (rows, final_state): one summary dict per point, and the batched final state
+    (for invariant checks).
+    """
+    require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
+    require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
+    for load, _ in points:
+        require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
+    n = len(points)
+    params = batch_params(traffic, points, spec)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = _shard((params, keys), n)
 
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
-    advance = compiled_advance(network.layout, network.routing, window.chunk,
-                               window.resolved_vmap_width())
-    chunks = math.ceil(window.total / window.chunk)
-    bar = _progress(window.chunk * chunks, n, progress)
+    advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width())
+    chunks = math.ceil(spec.total / spec.chunk)
+    bar = _progress(spec.chunk * chunks, n, progress)
     compile_s = None
     for i in range(chunks):
         state = advance(network.net, network.tables, params, state)
         if i == 0:
             jax.block_until_ready(state)
             compile_s = time.perf_counter() - start
-        bar.update(window.chunk)
+        bar.update(spec.chunk)
     jax.block_until_ready(state)
     bar.close()
     wall = time.perf_counter() - start
-    stats = jax.device_get(state.stats)
-    rows = [summarize(network, window, points[i], jax.tree_util.tree_map(lambda a: a[i], stats))
+    stats, deadlock_at = jax.device_get((state.stats, state.watchdog.deadlock_at))
+    rows = [summarize(network.topo, network.layout, spec.measure, points[i],
+                      jax.tree_util.tree_map(lambda a: a[i], stats), int(deadlock_at[i]))
             for i in range(n)]
     device = jax.devices()[0].device_kind
     for row in rows:
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s, 3), batch=n,
-                   device=device, cycles_simulated=window.chunk * chunks)
+                   device=device, cycles_simulated=spec.chunk * chunks)
     return rows, state
 
 
@@ -190,48 +155,3 @@ def _progress(total: int, n: int, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, unit="cycle", desc=f"simulating {n} point(s)", disable=not enabled)
-
-
-def jain(x: np.ndarray) -> float:
-    """Jain fairness index (sum x)^2 / (n sum x^2); 1 when all equal."""
-    x = np.asarray(x, np.float64)
-    denom = len(x) * np.sum(x * x)
-    return float(np.sum(x) ** 2 / denom) if denom > 0 else float("nan")
-
-
-def summarize(network: Network, window: Window, point: tuple[float, int], stats) -> dict:
-    """One results row (DESIGN section 5) from one simulation's statistics."""
-    layout, topo = network.layout, network.topo
-    size, measure, servers = layout.router.packet_size, window.measure, layout.servers
-    per_server = size / measure  # packets in the window -> phits/cycle
-    consumed = stats.consumed.astype(np.int64)
-    total_consumed = int(consumed.sum())
-    hist = wide_value(stats.hops)
-    links = np.asarray(stats.link_packets).reshape(layout.routers, -1)[:, : layout.ports]
-    util = links[topo.neighbor >= 0] * per_server
-    mean_or_nan = lambda a, b: float(a / b) if b else float("nan")  # noqa: E731
-    in_ports = layout.in_ports
-    return {
-        "offered_load": float(point[0]),
-        "seed": int(point[1]),
-        "generated_load": float(stats.generated.sum() * per_server / servers),
-        "injected_load": float(stats.injected.sum() * per_server / servers),
-        "accepted_load": float(total_consumed * per_server / servers),
-        "accepted_load_min": float(consumed.min() * per_server),
-        "message_latency": mean_or_nan(int(wide_value(stats.message_latency)), total_consumed),
-        "network_latency": mean_or_nan(int(wide_value(stats.network_latency)), total_consumed),
-        "average_hops": mean_or_nan(float((hist * np.arange(len(hist))).sum()), int(hist.sum())),
-        "jain_generated": jain(stats.generated),
-        "jain_consumed": jain(consumed),
-        "link_util_mean": float(util.mean()),
-        "link_util_max": float(util.max()),
-        "missed_generations": int(stats.missed.sum()),
-        "packets_consumed": total_consumed,
-        "hop_histogram": hist[:-1].tolist(),
-        "routes_over_max_hops": int(hist[-1]),
-        "input_vc_occupancy": (wide_value(stats.input_occupancy) / (measure * in_ports)).round(4).tolist(),
-        "output_vc_occupancy": (wide_value(stats.output_occupancy) / (measure * in_ports)).round(4).tolist(),
-        "no_route_events": int(wide_value(stats.no_route)),
-        "deadlock": bool(stats.deadlock_at >= 0),
-        "deadlock_at": int(stats.deadlock_at),
-    }

@@ -6,8 +6,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxnet.core.packets import N_FIELDS, N_QUEUE_FIELDS
 from jaxnet.sim.layout import Layout
-from jaxnet.sim.packets import N_FIELDS, N_QUEUE_FIELDS
+from jaxnet.sim.stats import Stats, empty_stats
 
 
 class Rings(NamedTuple):
@@ -27,42 +28,14 @@ class Rings(NamedTuple):
     gone: jnp.ndarray
 
 
-class Stats(NamedTuple):
-    """On-device statistics. Window counters count events inside [warmup, warmup+measure);
-    wide counters are int32 pairs [..., 2] (see packets.wide_add).
+class Watchdog(NamedTuple):
+    """Deadlock detection: packets inside and nothing moving for `sim.watchdog` cycles.
 
-    generated: int32 [S] packets that entered each source queue (window).
-    missed: int32 [S] generations that found the source queue full (window).
-    injected: int32 [S] packets each server put into its router (window).
-    consumed: int32 [S] packets whose tail each destination server consumed (window).
-    message_latency: wide [2] sum of creation -> tail consumed, cycles (window).
-    network_latency: wide [2] sum of head enters first router -> tail consumed (window).
-    hops: wide [max_hops + 2, 2] histogram of router-to-router hops of consumed packets; the
-      last bin counts routes longer than the scheme's max_hops (a bound violation).
-    link_packets: int32 [out_ports] packets sent per output port (window; L phits each).
-    input_occupancy: wide [V, 2] sum over cycles of packets in input buffers, per VC.
-    output_occupancy: wide [V, 2] the same for output buffers.
-    no_route: wide [2] head-cycles with no candidate at all (e.g. Polarized corners).
-    generated_all: wide [2] packets queued since cycle 0 (conservation checks).
-    consumed_all: wide [2] packets sent to their server since cycle 0.
     in_network: int32 [] packets in router buffers now.
     last_move: int32 [] last cycle a packet moved inside the network.
     deadlock_at: int32 [] first cycle the watchdog fired, -1 if never.
     """
 
-    generated: jnp.ndarray
-    missed: jnp.ndarray
-    injected: jnp.ndarray
-    consumed: jnp.ndarray
-    message_latency: jnp.ndarray
-    network_latency: jnp.ndarray
-    hops: jnp.ndarray
-    link_packets: jnp.ndarray
-    input_occupancy: jnp.ndarray
-    output_occupancy: jnp.ndarray
-    no_route: jnp.ndarray
-    generated_all: jnp.ndarray
-    consumed_all: jnp.ndarray
     in_network: jnp.ndarray
     last_move: jnp.ndarray
     deadlock_at: jnp.ndarray
@@ -81,6 +54,7 @@ class SimState(NamedTuple):
     port_busy: int32 [out_ports] cycle from which an output link is idle.
     port_rr: int32 [out_ports] round-robin VC pointer of each output link.
     server_busy: int32 [S] cycle from which a server's link to its router is idle.
+    watchdog: Watchdog.
     stats: Stats.
     """
 
@@ -94,6 +68,7 @@ class SimState(NamedTuple):
     port_busy: jnp.ndarray
     port_rr: jnp.ndarray
     server_busy: jnp.ndarray
+    watchdog: Watchdog
     stats: Stats
 
 
@@ -105,16 +80,8 @@ def _rings(n: int, depth: int, fields: int) -> Rings:
 def init_state(layout: Layout, key: jax.Array) -> SimState:
     """Empty network at cycle 0; `key` seeds all random draws of this simulation."""
     spec = layout.router
-    s, v = layout.servers, layout.vcs
+    s = layout.servers
     zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
-    wide = lambda *shape: jnp.zeros((*shape, 2), jnp.int32)  # noqa: E731
-    stats = Stats(
-        generated=zeros(s), missed=zeros(s), injected=zeros(s), consumed=zeros(s),
-        message_latency=wide(), network_latency=wide(), hops=wide(layout.max_hops + 2),
-        link_packets=zeros(layout.out_ports), input_occupancy=wide(v), output_occupancy=wide(v),
-        no_route=wide(), generated_all=wide(), consumed_all=wide(),
-        in_network=jnp.int32(0), last_move=jnp.int32(0), deadlock_at=jnp.int32(-1),
-    )
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
@@ -126,5 +93,6 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         port_busy=zeros(layout.out_ports),
         port_rr=zeros(layout.out_ports),
         server_busy=zeros(s),
-        stats=stats,
+        watchdog=Watchdog(jnp.int32(0), jnp.int32(0), jnp.int32(-1)),
+        stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
     )

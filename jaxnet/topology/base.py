@@ -10,26 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
 
 import networkx as nx
 import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
-
-def require(condition: bool, parameter: str, value: Any, allowed: str) -> None:
-    """Raise a `ValueError` naming the parameter, its value and what is allowed."""
-    if not condition:
-        raise ValueError(f"{parameter}={value!r} is invalid: {allowed}")
-
-
-def require_int(value: Any, parameter: str, minimum: int) -> int:
-    """`value` as an int >= minimum, or a `ValueError` naming the parameter."""
-    is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    require(is_int, parameter, value, f"must be an integer >= {minimum}")
-    require(value >= minimum, parameter, value, f"must be an integer >= {minimum}")
-    return int(value)
+from jaxnet.core.validate import require
 
 
 def topology_name(builder: str, params: dict) -> str:

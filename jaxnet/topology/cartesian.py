@@ -23,8 +23,9 @@ import itertools
 import networkx as nx
 import numpy as np
 
+from jaxnet.core.validate import require, require_int
 from jaxnet.topology import register
-from jaxnet.topology.base import Topology, from_graph, require, require_int, topology_name
+from jaxnet.topology.base import Topology, from_graph, topology_name
 
 PLUS, MINUS = 0, 1
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
+from jaxnet.core.validate import require, require_int
 from jaxnet.topology import register
-from jaxnet.topology.base import Topology, from_graph, require, require_int, topology_name
+from jaxnet.topology.base import Topology, from_graph, topology_name
 
 LOCAL, GLOBAL = 0, 1
 ARRANGEMENTS = ("palmtree", "random")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import networkx as nx
 
-from jaxnet.topology.base import Topology, require
+from jaxnet.core.validate import require
+from jaxnet.topology.base import Topology
 
 FORMATS = ("edgelist", "adjlist", "graphml")
 FORMAT_OF_SUFFIX = {".edgelist": "edgelist", ".edges": "edgelist", ".txt": "edgelist",

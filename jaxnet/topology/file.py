@@ -13,8 +13,9 @@ from pathlib import Path
 
 import networkx as nx
 
+from jaxnet.core.validate import require, require_int
 from jaxnet.topology import register
-from jaxnet.topology.base import Topology, from_graph, require, require_int, topology_name
+from jaxnet.topology.base import Topology, from_graph, topology_name
 from jaxnet.topology.export import graph_format
 
 READERS = {

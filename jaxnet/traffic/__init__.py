@@ -6,11 +6,13 @@ fixed per seed and differ across seeds.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.registry import Registry
+from jaxnet.core.validate import require
+from jaxnet.topology import Topology
 from jaxnet.traffic.base import (
     ANY_SERVER,
     UNIFORM,
@@ -21,26 +23,20 @@ from jaxnet.traffic.base import (
     uniform_table,
 )
 
-PATTERNS: dict[str, Callable[..., TrafficTable]] = {}
-
-
-def register(name: str):
-    """Decorator: make a pattern builder available as `traffic=<name>`."""
-
-    def wrap(builder):
-        PATTERNS[name] = builder
-        return builder
-
-    return wrap
+PATTERNS = Registry("traffic", leading=2)  # builders take (topology, rng, **config keys)
+register = PATTERNS.register
 
 
 def build_traffic(cfg: Mapping, topo: Topology, seed: int) -> TrafficTable:
     """Compile the pattern a config group describes for one simulation seed."""
-    params = dict(cfg)
-    name = params.pop("name", None)
-    require(name in PATTERNS, "traffic.name", name, f"one of {sorted(PATTERNS)}")
     rng = np.random.default_rng([int(seed), 0x7A11C])
-    return PATTERNS[name](topo, rng, **params)
+    return PATTERNS.build(cfg, topo, rng)
+
+
+def tables_for_points(cfg: Mapping, topo: Topology, points) -> list[TrafficTable]:
+    """One table per (load, seed) point, each built once per seed."""
+    by_seed = {seed: build_traffic(cfg, topo, seed) for _, seed in points}
+    return [by_seed[seed] for _, seed in points]
 
 
 @register("uniform")
@@ -76,14 +72,16 @@ def destination(topo: Topology, rng, servers=None, routers=None) -> TrafficTable
     return router_destination_table(routers, topo.servers_per_router)
 
 
-__all__ = ["PATTERNS", "TrafficTable", "build_traffic", "register", "from_entries",
+__all__ = ["PATTERNS", "TrafficTable", "build_traffic", "tables_for_points", "register", "from_entries",
            "UNIFORM", "ANY_SERVER", "uniform_table", "destination_table", "router_destination_table"]
 
 # Importing the pattern modules registers them.
-from jaxnet.traffic import permutations  # noqa: E402,F401
-from jaxnet.traffic import antmill  # noqa: E402,F401
-from jaxnet.traffic import dragonfly_patterns  # noqa: E402,F401
-from jaxnet.traffic import cartesian  # noqa: E402,F401
-from jaxnet.traffic import uniform_variants  # noqa: E402,F401
-from jaxnet.traffic import demand  # noqa: E402,F401
-from jaxnet.traffic import mixture  # noqa: E402,F401
+from jaxnet.traffic import (
+    antmill,  # noqa: E402,F401
+    cartesian,  # noqa: E402,F401
+    demand,  # noqa: E402,F401
+    dragonfly_patterns,  # noqa: E402,F401
+    mixture,  # noqa: E402,F401
+    permutations,  # noqa: E402,F401
+    uniform_variants,  # noqa: E402,F401
+)

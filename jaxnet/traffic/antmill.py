@@ -16,7 +16,8 @@ import functools
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import is_int, require, require_int
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
 from jaxnet.traffic.base import TrafficTable, router_map_table
 from jaxnet.traffic.hamiltonian import CycleNotFound, find_cycle, search_max_delta
@@ -29,10 +30,9 @@ def antmill(topo: Topology, rng, lam: int = 1, unique: bool = True, delta: int |
     """(H, lam)- or (H-hat, lam)-Ant-Mill; the cycle search is seeded by `search_seed`,
     or by the simulation seed when null (a different cycle per seed)."""
     n = topo.n_routers
-    require(isinstance(lam, (int, np.integer)) and 1 <= lam < n, "traffic.lam", lam,
-            f"must be an integer in 1..{n - 1}")
+    require_int(lam, "traffic.lam", 1, n - 1)
     require(isinstance(unique, bool), "traffic.unique", unique, "must be true or false")
-    require(delta is None or (isinstance(delta, (int, np.integer)) and delta >= 1),
+    require(delta is None or (is_int(delta) and delta >= 1),
             "traffic.delta", delta, "must be null (largest found) or an integer >= 1")
     require(search_seconds > 0, "traffic.search_seconds", search_seconds, "must be > 0")
     seed = int(rng.integers(2**31)) if search_seed is None else int(search_seed)

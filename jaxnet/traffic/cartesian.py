@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
 from jaxnet.traffic.base import TrafficTable, router_map_table
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require, require_int
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
 from jaxnet.traffic.base import ANY_SERVER, TrafficTable, per_router_table
 
@@ -38,8 +39,7 @@ def demand(topo: Topology, rng, file: str | None = None, matrix=None, max_value:
             raise ValueError(f"traffic.matrix is invalid: must be a list of {n} lists of "
                              f"{n} numbers ({err})") from err
     else:
-        require(isinstance(max_value, (int, np.integer)) and max_value >= 1, "traffic.max_value",
-                max_value, "must be an integer >= 1")
+        require_int(max_value, "traffic.max_value", 1)
         draw = rng if seed is None else np.random.default_rng(int(seed))
         rates = draw.integers(0, max_value + 1, size=(n, n)).astype(np.float64)
         np.fill_diagonal(rates, 0.0)

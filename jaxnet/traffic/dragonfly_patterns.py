@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import is_int, require
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
-from jaxnet.traffic.base import ANY_SERVER, TrafficTable, per_router_table, router_map_table
+from jaxnet.traffic.base import (
+    ANY_SERVER,
+    TrafficTable,
+    per_router_table,
+    router_map_table,
+)
 
 
 @register("adv_group")
@@ -23,7 +29,7 @@ def adv_group(topo: Topology, rng, offset: int = 1) -> TrafficTable:
     """ADV+offset: group g sends to a random server of group g + offset."""
     members = group_members(topo, "adv_group")
     n_groups = members.shape[0]
-    require(isinstance(offset, (int, np.integer)) and offset % n_groups != 0, "traffic.offset",
+    require(is_int(offset) and offset % n_groups != 0, "traffic.offset",
             offset, f"must be an integer that is not a multiple of the group count ({n_groups})")
     target = members[(topo.group + offset) % n_groups]
     return per_router_table(np.maximum(target, 0), np.full(target.shape, ANY_SERVER),

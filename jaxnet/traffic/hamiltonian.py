@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require
+from jaxnet.topology import Topology
 
 _EXTEND, _CYCLE_EXTEND, _ROTATE = 0, 1, 2
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require
+from jaxnet.topology import Topology
 from jaxnet.traffic import PATTERNS, register
 from jaxnet.traffic.base import TrafficTable, from_entries
 
@@ -43,7 +44,4 @@ def _sub_table(topo: Topology, rng, cfg, index: int) -> TrafficTable:
     """Build the index-th sub-pattern from its config mapping."""
     require(isinstance(cfg, Mapping), f"traffic.patterns[{index}]", cfg,
             "must be a pattern config such as {name: uniform}")
-    params = dict(cfg)
-    name = params.pop("name", None)
-    require(name in PATTERNS, f"traffic.patterns[{index}].name", name, f"one of {sorted(PATTERNS)}")
-    return PATTERNS[name](topo, rng, **params)
+    return PATTERNS.build(cfg, topo, rng, where=f"traffic.patterns[{index}]")

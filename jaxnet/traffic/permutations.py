@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require_int
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
 from jaxnet.traffic.base import TrafficTable, router_map_table
 
@@ -24,10 +25,8 @@ from jaxnet.traffic.base import TrafficTable, router_map_table
 def switch_permutation(topo: Topology, rng, distance: int = 1, server_map: str = "same",
                        mixing_sweeps: int = 20) -> TrafficTable:
     """A random router permutation with every destination `distance` hops from its source."""
-    require(isinstance(distance, (int, np.integer)) and 1 <= distance <= topo.diameter,
-            "traffic.distance", distance, f"must be an integer in 1..diameter ({topo.diameter})")
-    require(isinstance(mixing_sweeps, (int, np.integer)) and mixing_sweeps >= 0,
-            "traffic.mixing_sweeps", mixing_sweeps, "must be an integer >= 0")
+    require_int(distance, "traffic.distance", 1, topo.diameter)
+    require_int(mixing_sweeps, "traffic.mixing_sweeps", 0)
     perm = distance_permutation(topo.distances == distance, rng, mixing_sweeps)
     if perm is None:
         raise ValueError(f"traffic.distance={distance} is invalid: {topo.name} has no permutation "

@@ -20,9 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxnet.topology import Topology, require
+from jaxnet.core.validate import require
+from jaxnet.topology import Topology
 from jaxnet.traffic import register
-from jaxnet.traffic.base import ANY_SERVER, UNIFORM, TrafficTable, from_entries, per_router_table
+from jaxnet.traffic.base import (
+    ANY_SERVER,
+    UNIFORM,
+    TrafficTable,
+    from_entries,
+    per_router_table,
+)
 
 
 @register("all_to_all")

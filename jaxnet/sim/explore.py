@@ -1,4 +1,4 @@
-"""Enumerate every route a scheme can produce, for deadlock and route-length checks.
+"""The route explorer: enumerate every route a scheme can produce, for deadlock and route-length checks.
 
 Starting from every ordered router pair (and `draws` random draws of the fields a scheme
 sets at injection, e.g. Valiant intermediates), every candidate port is followed, ignoring
@@ -15,9 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
+from jaxnet.routing import vc_policy
 from jaxnet.routing.base import NOT_CANDIDATE
-from jaxnet.sim import packets as pk
-from jaxnet.sim.step import take_port, vc_by_policy
+from jaxnet.sim.phases import take_port
 
 
 @dataclasses.dataclass
@@ -71,9 +72,8 @@ def explore_routes(network, draws: int = 4, seed: int = 0, max_hops: int | None 
 def _expand(network, router, packets):
     """(candidate mask [M, P], VC [M, P], packet after taking each port [M, P, F])."""
     layout, routing = network.layout, network.routing
-    cost, vc, _ = routing.candidates(network.tables, router, packets, layout.ports)
-    if vc is None:
-        vc = vc_by_policy(layout.router.vc_policy, network.net, router, packets)
+    cost, scheme_vc, _ = routing.candidates(network.tables, router, packets, layout.ports)
+    vc = vc_policy.candidate_vcs(layout.vc_policy, network.net.port_class, router, packets, scheme_vc)
     vc = jnp.broadcast_to(vc[:, None] if vc.ndim == 1 else vc, cost.shape)
     ok = (cost < NOT_CANDIDATE) & (vc < layout.vcs)
     ports = jnp.arange(layout.ports)

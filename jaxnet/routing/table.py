@@ -1,0 +1,110 @@
+"""`table`: any path set with per-path weights, e.g. the balanced path sets and LP / Optax
+weights of `jaxnet-paths` (docs/routing_paths.md, docs/balanced_paths.md)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from jaxnet.core.validate import require
+from jaxnet.paths.enumerate import Routes, routes_from_routers
+from jaxnet.routing.route_tables import PathTableRouting
+
+
+@dataclasses.dataclass(frozen=True)
+class TablePaths(PathTableRouting):
+    """Any path set with per-path weights.
+
+    path_file: a `PathSet` .npz (`jaxnet-paths` writes paths.npz): router sequences
+      paths [n_pairs, k, L + 1] (-1 padded), pair_src, pair_dst, valid [n_pairs, k].
+    weights: `uniform`, or the name of a float array [n_pairs, k] in `weights_file`.
+    weights_file: .npz holding the weights; default: path_file itself if it holds that
+      array, else weights.npz next to it (where jaxnet-paths puts uniform/optimal/optax).
+    Every ordered router pair needs at least one valid path. Paths of a pair keep their
+    order in the file; invalid ones are dropped.
+
+    `TablePaths.from_arrays(...)` builds one from arrays (tests, notebooks); the arrays
+    are not part of its identity (two such schemes compare equal and share compiled code,
+    which is right: the path set only reaches the engine as traced tables).
+    """
+
+    name: ClassVar[str] = "table"
+    path_file: str | None = None
+    weights: str = "uniform"
+    weights_file: str | None = None
+    arrays: Any = dataclasses.field(default=None, compare=False, hash=False, repr=False)
+
+    def __post_init__(self):
+        if self.arrays is None:
+            require(self.path_file is not None and os.path.isfile(str(self.path_file)),
+                    "routing.path_file", self.path_file, "an existing .npz path set (jaxnet-paths)")
+        require(isinstance(self.weights, str), "routing.weights", self.weights,
+                "'uniform' or the name of an array in the weights file")
+
+    @classmethod
+    def from_arrays(cls, paths, pair_src, pair_dst, valid=None, weights=None) -> "TablePaths":
+        """paths int [n_pairs, k, L + 1] router sequences (-1 padded); weights [n_pairs, k]."""
+        paths = np.asarray(paths, np.int32)
+        valid = (paths[:, :, 0] >= 0) if valid is None else np.asarray(valid, bool)
+        arrays = dict(paths=paths, pair_src=np.asarray(pair_src), pair_dst=np.asarray(pair_dst),
+                      valid=valid, weights=None if weights is None else np.asarray(weights, np.float32))
+        return cls(weights="arrays" if weights is not None else "uniform", arrays=arrays)
+
+    @classmethod
+    def from_pathset(cls, path_set, weights=None) -> "TablePaths":
+        return cls.from_arrays(path_set.paths, path_set.pair_src, path_set.pair_dst,
+                               path_set.valid, weights)
+
+    def _load(self):
+        if self.arrays is not None:
+            return self.arrays
+        with np.load(self.path_file) as f:
+            for key in ("paths", "pair_src", "pair_dst"):
+                require(key in f, "routing.path_file", self.path_file, f"an .npz with array '{key}'")
+            arrays = {key: f[key] for key in ("paths", "pair_src", "pair_dst")}
+            arrays["valid"] = f["valid"] if "valid" in f else arrays["paths"][:, :, 0] >= 0
+        arrays["weights"] = None if self.weights == "uniform" else self._load_weights()
+        return arrays
+
+    def _load_weights(self):
+        candidates = [self.weights_file] if self.weights_file else [
+            self.path_file, str(Path(self.path_file).with_name("weights.npz"))]
+        for name in candidates:
+            if name and os.path.isfile(name):
+                with np.load(name) as f:
+                    if self.weights in f:
+                        return f[self.weights].astype(np.float32)
+        raise ValueError(f"routing.weights: no array '{self.weights}' in {candidates} "
+                         "(allowed: 'uniform' or an array [n_pairs, k] of the weights file)")
+
+    def build_routes(self, topo):
+        a = self._load()
+        paths, valid = a["paths"], a["valid"]
+        n = topo.n_routers
+        require(paths.ndim == 3 and valid.shape == paths.shape[:2], "routing.path_file",
+                self.path_file, "paths [n_pairs, k, L + 1] and valid [n_pairs, k]")
+        require(int(max(a["pair_src"].max(), a["pair_dst"].max())) < n, "routing.path_file",
+                self.path_file, f"router ids < {n} (the topology's routers)")
+        weights = a["weights"]
+        if weights is not None:
+            require(weights.shape == valid.shape, "routing.weights", self.weights,
+                    f"an array of shape {valid.shape} (n_pairs, k)")
+            require(bool(np.isfinite(weights).all() & (weights >= 0).all()), "routing.weights",
+                    self.weights, "finite weights >= 0")
+        which, lane = np.nonzero(valid)
+        pair = a["pair_src"][which].astype(np.int64) * n + a["pair_dst"][which]
+        covered = np.zeros(n * n, bool)
+        covered[pair] = True
+        missing = np.nonzero(~covered & ~np.eye(n, dtype=bool).reshape(-1))[0]
+        require(missing.size == 0, "routing.path_file", self.path_file,
+                f"a valid path for every ordered router pair (pair "
+                f"{divmod(int(missing[0]), n) if missing.size else ''} has none)")
+        routers = paths[which, lane].astype(np.int32)
+        ports = routes_from_routers(topo, pair, routers, "routing.path_file")
+        w = None if weights is None else weights[which, lane]
+        order = np.argsort(pair, kind="stable")
+        return Routes(pair=pair[order], ports=ports[order],
+                      weight=None if w is None else w[order])

@@ -1,0 +1,57 @@
+"""VC policies: which virtual channel a packet requests on each candidate port, and how
+many VCs that takes. Every scheme lists the policies it honours (`vc_policies`, its
+default first); any other is refused when the network is built, never ignored.
+
+  hops       VC = router-to-router hops taken so far (DESIGN's default). Deadlock-free for
+             any scheme: a channel on VC i only waits for channels on VC i + 1. Needs one VC
+             per hop of the scheme's longest route.
+  dragonfly  two local-global-local phases numbered l0 g0 l1 | l2 g1 l3 (Kim et al., the
+             Valiant paper): local VC = 2 x phase + global hops in this phase, global VC =
+             phase. For schemes built on local-global-local phases; 2 VCs per phase.
+  dateline   the scheme's own VC per hop (`Candidates.vc`): tori and rings cross a dateline
+             on the wrap-around link (dor, torus_table). Needs the scheme's `dateline_vcs`.
+
+`router.vc_policy: auto` takes the scheme's default.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxnet.core import packets as pk
+from jaxnet.core.validate import require
+
+POLICIES = ("hops", "dragonfly", "dateline")
+AUTO = "auto"
+
+
+def resolve(policy: str, scheme) -> str:
+    """The policy `router.vc_policy` names for `scheme` (auto: the scheme's default)."""
+    require(policy == AUTO or policy in POLICIES, "router.vc_policy", policy,
+            f"one of {[AUTO, *POLICIES]}")
+    if policy == AUTO:
+        return scheme.vc_policies[0]
+    require(policy in scheme.vc_policies, "router.vc_policy", policy,
+            f"routing={scheme.name} honours only {list(scheme.vc_policies)} (or {AUTO})")
+    return policy
+
+
+def vcs_needed(policy: str, scheme, topo, tables) -> int:
+    """VCs the (resolved) policy needs for `scheme` on `topo`."""
+    if policy == "dragonfly":
+        return 2 * scheme.dragonfly_phases()
+    if policy == "dateline":
+        return scheme.dateline_vcs(topo, tables)
+    return scheme.max_hops(topo, tables)
+
+
+def candidate_vcs(policy: str, port_class, router, packets, scheme_vc):
+    """VC per head, int32 [N], or per head and candidate port, int32 [N, P].
+
+    port_class: int32 [R, P] link class of each network port; router: int32 [N];
+    packets: int32 [N, F]; scheme_vc: the scheme's `Candidates.vc` (dateline only)."""
+    if policy == "dateline":
+        return scheme_vc
+    if policy == "dragonfly":
+        phase = packets[:, pk.PHASE, None]
+        return jnp.where(port_class[router] > 0, phase, 2 * phase + packets[:, pk.CLASS_HOPS, None])
+    return packets[:, pk.HOPS]

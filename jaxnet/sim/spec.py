@@ -1,0 +1,149 @@
+"""The `router` and `sim` config groups, validated: `RouterSpec` (the router model, static:
+part of the jit cache key) and `SimSpec` (cycles and batching of a run). Buffers are
+counted in packets, packets in phits, times in cycles."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Mapping
+
+import jax
+
+from jaxnet.core.validate import require, require_int
+from jaxnet.routing import vc_policy
+
+# Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
+# one with room (DESIGN default), a random one with room, or one fixed by the destination
+# section (Valiant paper, section IV-C).
+INJECTION_POLICIES = ("lowest", "random", "dest")
+# Order of request filtering and selection: drop outputs that cannot take the whole packet
+# and pick the best remaining candidate (DESIGN), or pick the best candidate and wait while
+# it cannot take the packet (Polarized paper, Algorithm 1).
+SELECTIONS = ("available_first", "best_first")
+
+
+def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
+    known = {f.name for f in dataclasses.fields(cls)}
+    require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
+    extra = sorted(set(cfg) - known)
+    require(not extra, f"{group}.{extra[0]}" if extra else group, cfg.get(extra[0]) if extra else None,
+            f"unknown key; {group} takes only {sorted(known)}")
+    return dict(cfg)
+
+
+@dataclasses.dataclass(frozen=True)
+class RouterSpec:
+    """The `router` config group (DESIGN section 3)."""
+
+    vcs: int = 4
+    input_buffer: int = 4
+    output_buffer: int = 2
+    packet_size: int = 16
+    link_latency: int | tuple[tuple[str, int], ...] = 1
+    router_latency: int = 0
+    crossbar_speedup: int = 1
+    source_queue: int = 20
+    vc_policy: str = vc_policy.AUTO
+    injection_buffers: int | None = None
+    injection_policy: str = "lowest"
+    selection: str = "available_first"
+
+    @classmethod
+    def from_config(cls, cfg: Mapping) -> "RouterSpec":
+        values = _from_mapping(cls, "router", cfg)
+        latency = values.get("link_latency", 1)
+        if isinstance(latency, Mapping):
+            values["link_latency"] = tuple(sorted((str(k), v) for k, v in latency.items()))
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        for name in ("vcs", "input_buffer", "output_buffer", "packet_size", "crossbar_speedup",
+                     "source_queue"):
+            require_int(getattr(self, name), f"router.{name}", 1)
+        require_int(self.vcs, "router.vcs", 1, 64)
+        require_int(self.router_latency, "router.router_latency", 0)
+        for cls_name, cycles in self.latency_by_class().items():
+            require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1)
+        require(self.vc_policy in (vc_policy.AUTO, *vc_policy.POLICIES), "router.vc_policy",
+                self.vc_policy, f"one of {[vc_policy.AUTO, *vc_policy.POLICIES]}")
+        require(self.injection_policy in INJECTION_POLICIES, "router.injection_policy",
+                self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
+        require(self.selection in SELECTIONS, "router.selection", self.selection,
+                f"one of {list(SELECTIONS)}")
+        if self.injection_buffers is not None:
+            require_int(self.injection_buffers, "router.injection_buffers", 1, self.vcs)
+
+    def latency_by_class(self) -> dict:
+        if not isinstance(self.link_latency, tuple):
+            return {"*": self.link_latency}
+        return dict(self.link_latency)
+
+    def latency_of(self, class_name: str) -> int:
+        table = self.latency_by_class()
+        if "*" in table:
+            return table["*"]
+        require(class_name in table, "router.link_latency", dict(table),
+                f"a latency for every link class of the topology (missing {class_name!r})")
+        return table[class_name]
+
+    @property
+    def injection_vcs(self) -> int:
+        """VCs of an injection port that servers may use (the injection buffers)."""
+        return self.vcs if self.injection_buffers is None else self.injection_buffers
+
+    @property
+    def transfer_cycles(self) -> int:
+        """Cycles a granted input VC needs to move a whole packet through the crossbar."""
+        return math.ceil(self.packet_size / self.crossbar_speedup)
+
+
+@dataclasses.dataclass(frozen=True)
+class SimSpec:
+    """The `sim` config group: the grid of points, warm-up and measurement lengths (cycles),
+    and how the batch is stepped. `chunk` cycles run per compiled scan call."""
+
+    loads: tuple[float, ...] = (0.5,)
+    seeds: tuple[int, ...] = (1,)
+    warmup: int = 1000
+    measure: int = 2000
+    chunk: int = 500
+    watchdog: int = 5000
+    generate_until: int | None = None  # cycle at which generation stops (None: never)
+    # Simulations stepped together by vmap; the rest of the batch runs through lax.map in
+    # the same compiled call. "auto": the whole batch on GPU/TPU, 1 on CPU (XLA:CPU's
+    # batched gathers cost more than vectorising across simulations saves).
+    vmap_width: int | str | None = "auto"
+
+    @classmethod
+    def from_config(cls, cfg: Mapping) -> "SimSpec":
+        values = _from_mapping(cls, "sim", cfg)
+        for key in ("loads", "seeds"):
+            if key in values:
+                require(isinstance(values[key], (list, tuple)) and len(values[key]) > 0,
+                        f"sim.{key}", values[key], "a non-empty list")
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+    def __post_init__(self):
+        require_int(self.warmup, "sim.warmup", 0)
+        require_int(self.measure, "sim.measure", 1)
+        require_int(self.chunk, "sim.chunk", 1)
+        require_int(self.watchdog, "sim.watchdog", 1)
+        if self.generate_until is not None:
+            require_int(self.generate_until, "sim.generate_until", 0)
+        require(self.vmap_width in ("auto", None) or (isinstance(self.vmap_width, int) and self.vmap_width >= 1),
+                "sim.vmap_width", self.vmap_width, "'auto', null (whole batch) or an integer >= 1")
+
+    @property
+    def points(self) -> list[tuple[float, int]]:
+        """The (offered load, seed) grid, loads outermost."""
+        return [(float(load), int(seed)) for load in self.loads for seed in self.seeds]
+
+    def resolved_vmap_width(self) -> int | None:
+        if self.vmap_width == "auto":
+            return None if jax.default_backend() in ("gpu", "cuda", "rocm", "tpu") else 1
+        return self.vmap_width
+
+    @property
+    def total(self) -> int:
+        return self.warmup + self.measure

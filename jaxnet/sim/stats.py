@@ -1,0 +1,172 @@
+"""Statistics: what is counted (`Stats`), from which events (`Events`), and the results row
+of one simulation (`summarize`, DESIGN section 5). All accumulation happens in `record`.
+
+Window counters count events in [warmup, warmup + measure): generation by its cycle,
+consumption by the cycle the tail reaches the server, link use by the cycle the packet
+starts on the link. Counters that can exceed 2**31 over 10**6 saturated cycles are exact
+60-bit pairs of int32 ("wide", see `wide_add`), since x64 stays off for speed.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.core import packets as pk
+
+_LOW_BITS = 30
+
+
+def wide_add(counter, x):
+    """Add non-negative int32 values x (< 2**30) to wide counters [..., 2] = (high, low)."""
+    low = counter[..., 1] + x
+    high = counter[..., 0] + (low >> _LOW_BITS)
+    return jnp.stack([high, low & ((1 << _LOW_BITS) - 1)], axis=-1)
+
+
+def wide_value(counter):
+    """Host side: wide counters to int64 numbers."""
+    c = np.asarray(counter).astype(np.int64)
+    return (c[..., 0] << _LOW_BITS) + c[..., 1]
+
+
+class Stats(NamedTuple):
+    """On-device statistics of one simulation (wide counters are int32 pairs [..., 2]).
+
+    generated: int32 [S] packets that entered each source queue (window).
+    missed: int32 [S] generations that found the source queue full (window).
+    injected: int32 [S] packets each server put into its router (window).
+    consumed: int32 [S] packets whose tail each destination server consumed (window).
+    message_latency: wide [2] sum of creation -> tail consumed, cycles (window).
+    network_latency: wide [2] sum of head enters first router -> tail consumed (window).
+    hops: wide [max_hops + 2, 2] histogram of router-to-router hops of consumed packets; the
+      last bin counts routes longer than the scheme's max_hops (a bound violation).
+    link_packets: int32 [out_ports] packets sent per output port (window; L phits each).
+    input_occupancy: wide [V, 2] sum over cycles of packets in input buffers, per VC.
+    output_occupancy: wide [V, 2] the same for output buffers.
+    no_route: wide [2] head-cycles with no candidate at all (e.g. Polarized corners).
+    generated_all: wide [2] packets queued since cycle 0 (conservation checks).
+    consumed_all: wide [2] packets sent to their server since cycle 0.
+    """
+
+    generated: jnp.ndarray
+    missed: jnp.ndarray
+    injected: jnp.ndarray
+    consumed: jnp.ndarray
+    message_latency: jnp.ndarray
+    network_latency: jnp.ndarray
+    hops: jnp.ndarray
+    link_packets: jnp.ndarray
+    input_occupancy: jnp.ndarray
+    output_occupancy: jnp.ndarray
+    no_route: jnp.ndarray
+    generated_all: jnp.ndarray
+    consumed_all: jnp.ndarray
+
+
+def empty_stats(servers: int, out_ports: int, vcs: int, max_hops: int) -> Stats:
+    zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
+    wide = lambda *shape: jnp.zeros((*shape, 2), jnp.int32)  # noqa: E731
+    return Stats(
+        generated=zeros(servers), missed=zeros(servers), injected=zeros(servers),
+        consumed=zeros(servers), message_latency=wide(), network_latency=wide(),
+        hops=wide(max_hops + 2), link_packets=zeros(out_ports), input_occupancy=wide(vcs),
+        output_occupancy=wide(vcs), no_route=wide(), generated_all=wide(), consumed_all=wide())
+
+
+class Events(NamedTuple):
+    """What the phases of one cycle report, for the statistics (shapes per simulation).
+
+    no_route: bool [in_vcs] heads that had no candidate at all.
+    sent: int32 [out_ports, F] the packet each output link started (valid where `send`).
+    to_router, to_server: bool [out_ports] links that started a packet towards a router /
+      towards a server (the tail reaches the server L cycles later).
+    injected: bool [S] servers that moved a packet into their router (its head arrives at
+      t + 1).
+    enqueued, missed: bool [S] generations that entered the source queue / found it full.
+    waiting_in, waiting_out: int32 [V] packets waiting in input / output buffers, per VC.
+    """
+
+    no_route: jnp.ndarray
+    sent: jnp.ndarray
+    to_router: jnp.ndarray
+    to_server: jnp.ndarray
+    injected: jnp.ndarray
+    enqueued: jnp.ndarray
+    missed: jnp.ndarray
+    waiting_in: jnp.ndarray
+    waiting_out: jnp.ndarray
+
+
+def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, measure) -> Stats:
+    """The statistics after one cycle's events (t: the cycle; size: packet phits)."""
+    in_window = lambda c: (c >= warmup) & (c < warmup + measure)  # noqa: E731
+    servers = stats.consumed.shape[0]
+    sent = events.sent
+    done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
+    counted = events.to_server & in_window(done)
+    counted_i = counted.astype(jnp.int32)
+    hop_bins = jnp.minimum(sent[:, pk.HOPS], max_hops + 1)  # last bin: longer than max
+    window_now = in_window(t)
+    window_i = window_now.astype(jnp.int32)
+    return Stats(
+        generated=stats.generated + (events.enqueued & window_now).astype(jnp.int32),
+        missed=stats.missed + (events.missed & window_now).astype(jnp.int32),
+        injected=stats.injected + (events.injected & in_window(t + 1)).astype(jnp.int32),
+        consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
+        message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
+        network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
+        hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(counted_i)),
+        link_packets=stats.link_packets + (events.to_router & window_now).astype(jnp.int32),
+        input_occupancy=wide_add(stats.input_occupancy, events.waiting_in * window_i),
+        output_occupancy=wide_add(stats.output_occupancy, events.waiting_out * window_i),
+        no_route=wide_add(stats.no_route, jnp.sum(events.no_route, dtype=jnp.int32) * window_i),
+        generated_all=wide_add(stats.generated_all, jnp.sum(events.enqueued, dtype=jnp.int32)),
+        consumed_all=wide_add(stats.consumed_all, jnp.sum(events.to_server, dtype=jnp.int32)),
+    )
+
+
+def jain(x: np.ndarray) -> float:
+    """Jain fairness index (sum x)^2 / (n sum x^2); 1 when all equal."""
+    x = np.asarray(x, np.float64)
+    denom = len(x) * np.sum(x * x)
+    return float(np.sum(x) ** 2 / denom) if denom > 0 else float("nan")
+
+
+def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats,
+              deadlock_at: int) -> dict:
+    """One results row (DESIGN section 5) from one simulation's statistics (host arrays)."""
+    size, servers = layout.router.packet_size, layout.servers
+    per_server = size / measure  # packets in the window -> phits/cycle
+    consumed = stats.consumed.astype(np.int64)
+    total_consumed = int(consumed.sum())
+    hist = wide_value(stats.hops)
+    links = np.asarray(stats.link_packets).reshape(layout.routers, -1)[:, : layout.ports]
+    util = links[topo.neighbor >= 0] * per_server
+    mean_or_nan = lambda a, b: float(a / b) if b else float("nan")  # noqa: E731
+    in_ports = layout.in_ports
+    return {
+        "offered_load": float(point[0]),
+        "seed": int(point[1]),
+        "generated_load": float(stats.generated.sum() * per_server / servers),
+        "injected_load": float(stats.injected.sum() * per_server / servers),
+        "accepted_load": float(total_consumed * per_server / servers),
+        "accepted_load_min": float(consumed.min() * per_server),
+        "message_latency": mean_or_nan(int(wide_value(stats.message_latency)), total_consumed),
+        "network_latency": mean_or_nan(int(wide_value(stats.network_latency)), total_consumed),
+        "average_hops": mean_or_nan(float((hist * np.arange(len(hist))).sum()), int(hist.sum())),
+        "jain_generated": jain(stats.generated),
+        "jain_consumed": jain(consumed),
+        "link_util_mean": float(util.mean()),
+        "link_util_max": float(util.max()),
+        "missed_generations": int(stats.missed.sum()),
+        "packets_consumed": total_consumed,
+        "hop_histogram": hist[:-1].tolist(),
+        "routes_over_max_hops": int(hist[-1]),
+        "input_vc_occupancy": (wide_value(stats.input_occupancy) / (measure * in_ports)).round(4).tolist(),
+        "output_vc_occupancy": (wide_value(stats.output_occupancy) / (measure * in_ports)).round(4).tolist(),
+        "no_route_events": int(wide_value(stats.no_route)),
+        "deadlock": bool(deadlock_at >= 0),
+        "deadlock_at": int(deadlock_at),
+    }

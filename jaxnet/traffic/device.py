@@ -1,0 +1,60 @@
+"""The device side of traffic: `TrafficTable`s stacked for a batch and sampled per packet.
+
+A batch of simulations may use different patterns or seeds as long as the tables have the
+same shape; `stack_tables` pads them to the widest. Destinations are drawn with the alias
+method (two table reads per draw whatever the number of entries) from counter-based random
+numbers, so a simulation draws the same destinations alone or in a batch.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxnet.core import rng
+from jaxnet.traffic.base import TrafficTable
+
+
+class Traffic(NamedTuple):
+    """A `TrafficTable` on device (fields as there: [S, K] entries, [S] rates)."""
+
+    entry_router: jnp.ndarray
+    entry_server: jnp.ndarray
+    alias_prob: jnp.ndarray
+    alias_index: jnp.ndarray
+    rate: jnp.ndarray
+
+
+def stack_tables(tables: Sequence[TrafficTable]) -> Traffic:
+    """One `Traffic` with a leading batch axis, tables padded to the same number of entries."""
+    width = max(t.n_entries for t in tables)
+
+    def padded(t: TrafficTable) -> Traffic:
+        extra = width - t.n_entries
+        pad = lambda a, value: np.pad(a, ((0, 0), (0, extra)), constant_values=value)  # noqa: E731
+        # padded entries are never drawn: their keep probability is 0 and alias -> entry 0
+        return Traffic(pad(t.entry_router, 0), pad(t.entry_server, -1), pad(t.alias_prob, 0.0),
+                       pad(t.alias_index, 0), t.rate)
+
+    return jax.tree_util.tree_map(lambda *xs: jnp.asarray(np.stack(xs)), *map(padded, tables))
+
+
+def sample_destinations(traffic: Traffic, servers_per_router: int, seed, cycle):
+    """(server, router) int32 [S] destinations drawn from the pattern for every server."""
+    s, k = traffic.alias_prob.shape
+    p = servers_per_router
+    column = rng.below(rng.random_bits(seed, cycle, rng.RNG_ALIAS_COLUMN, s), k)
+    rows = jnp.arange(s)
+    keep = rng.uniform01(rng.random_bits(seed, cycle, rng.RNG_ALIAS_COIN, s)) < traffic.alias_prob[rows, column]
+    entry = jnp.where(keep, column, traffic.alias_index[rows, column])
+    router = traffic.entry_router[rows, entry]
+    server = traffic.entry_server[rows, entry]
+    pick = rng.random_bits(seed, cycle, rng.RNG_SERVER, s)
+    own_first = (rows // p) * p
+    uniform = rng.below(pick, s - p)
+    uniform = jnp.where(uniform >= own_first, uniform + p, uniform)
+    at_router = router * p + jnp.where(server >= 0, server, rng.below(pick, p))
+    dst = jnp.where(router < 0, uniform, at_router)
+    return dst, dst // p

@@ -55,6 +55,10 @@ OPTION_CASES = [
      {"packet_size": 8, "input_buffer": 3, "output_buffer": 1, "source_queue": 5}),
     ("polarized_strong", HAMMING, {"name": "polarized", "strong": True}, {"name": "tornado"}, {}),
     ("ugal_threshold", DRAGONFLY, {"name": "ugal", "threshold": 32}, {"name": "adv_group"}, {}),
+    ("dor_bubble", TORUS, {"name": "dor"}, {"name": "tornado", "dimensions": [0]},
+     {"flow_control": "bubble", "vcs": 1}),
+    ("torus_table_bubble", TORUS, {"name": "torus_table", "algorithm": "bfs"}, {"name": "uniform"},
+     {"flow_control": "bubble", "vcs": 1}),
 ]
 
 POINTS = [(0.4, 1), (0.9, 2)]
@@ -100,7 +104,8 @@ def run_case(name, tmp_path):
         routing_cfg = {**routing_cfg, "path_file": str(path_file)}
     routing = build_routing(routing_cfg)
     if "vcs" not in router:
-        policy = vc_policy.resolve(router.get("vc_policy", "auto"), routing)
+        policy = vc_policy.resolve(router.get("vc_policy", "auto"), routing,
+                                   router.get("flow_control", "cut_through"))
         router = {**router, "vcs": vc_policy.vcs_needed(policy, routing, topo, routing.build_tables(topo))}
     network = Network.build(topo, routing, RouterSpec.from_config(router))
     window = SimSpec(**WINDOW, generate_until=DRAIN_AFTER)

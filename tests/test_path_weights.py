@@ -134,7 +134,11 @@ def test_demand_from_any_traffic_pattern():
     topo = build_topology({"name": "dragonfly", "a": 3, "h": 1, "servers_per_router": 2})
     paths = find_paths(topo, k=2)
     uniform = traffic_demand(paths, build_traffic({"name": "uniform"}, topo, 1), topo.servers_per_router)
-    assert np.allclose(uniform, 2 / (topo.n_routers - 1))  # 2 servers, spread over the others
+    # 2 servers per router, each sending to any of the S - 1 other servers: 2 x 2 / (S - 1)
+    assert np.allclose(uniform, 2 * 2 / (topo.n_servers - 1))
+    remote = traffic_demand(paths, build_traffic({"name": "uniform_other_router"}, topo, 1),
+                            topo.servers_per_router)
+    assert np.allclose(remote, 2 / (topo.n_routers - 1))  # 2 servers, spread over the others
     groups = traffic_demand(paths, build_traffic({"name": "adv_group", "offset": 1}, topo, 1),
                             topo.servers_per_router)
     target = (topo.group[paths.pair_src] + 1) % (topo.group.max() + 1) == topo.group[paths.pair_dst]

@@ -44,13 +44,13 @@ def dragonfly():
     return dragonfly_topology()
 
 
-def grid_topology(sides, periodic):
+def grid_topology(sides, periodic, servers=P):
     """Torus or mesh on `sides` with coordinates (c0, c1) set on the record."""
     graph = nx.grid_graph(dim=list(sides), periodic=periodic)  # nodes are (c1, c0) tuples
     nodes = sorted(graph.nodes)
     graph = nx.relabel_nodes(graph, {node: r for r, node in enumerate(nodes)})
     coords = np.array([node[::-1] for node in nodes], np.int32)
-    return from_graph(graph, f"grid{sides}", P, coords=coords, sides=tuple(sides))
+    return from_graph(graph, f"grid{sides}", servers, coords=coords, sides=tuple(sides))
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,8 @@ def check_distribution(table, topo, own_allowed=False):
 
 
 # ----- every registered pattern from its conf file --------------------------------------
+# patterns built on the papers' uniform (any other server) may pick the own router
+OWN_ROUTER_ALLOWED = ("uniform", "all_to_all", "hot_region", "mixture", "server_permutation")
 TOPOLOGY_FOR = {"adv_group": "dragonfly", "adv_local": "dragonfly", "tornado": "torus",
                 "neighbour": "torus", "bit_complement": "torus", "transpose": "torus"}
 
@@ -92,7 +94,7 @@ def test_conf_files_build(name, rrg, dragonfly, torus):
     topo = {"dragonfly": dragonfly, "torus": torus}.get(TOPOLOGY_FOR.get(name), rrg)
     table = build_traffic(cfg, topo, seed=0)
     assert table.entry_router.shape[0] == topo.n_servers
-    check_distribution(table, topo, own_allowed=name in ("all_to_all", "server_permutation"))
+    check_distribution(table, topo, own_allowed=name in OWN_ROUTER_ALLOWED)
 
 
 def test_patterns_are_fixed_per_seed(rrg):
@@ -252,37 +254,71 @@ def test_cartesian_errors(rrg):
 
 
 # ----- uniform variants ---------------------------------------------------------------
-def test_all_to_all_is_uniform_over_other_servers(rrg):
-    table = build_traffic({"name": "all_to_all"}, rrg, seed=0)
+def uniform_router_matrix(topo, own_share):
+    """Expected router matrix of a uniform pattern: `own_share` of the traffic to the own
+    router's other servers, the rest spread evenly over the other routers."""
+    s, p, n = topo.n_servers, topo.servers_per_router, topo.n_routers
+    expected = np.full((s, n), (1 - own_share) / (n - 1))
+    expected[np.arange(s), own_router(topo)] = own_share
+    return expected
+
+
+@pytest.mark.parametrize("name", ["uniform", "all_to_all"])
+def test_uniform_is_any_other_server(rrg, name):
+    """The papers' uniform: any other server, the own router's p - 1 included."""
+    table = build_traffic({"name": name}, rrg, seed=0)
     matrix = check_distribution(table, rrg, own_allowed=True)
     s = rrg.n_servers
-    own = own_router(rrg)
-    expected = np.full(matrix.shape, P / (s - 1))
-    expected[np.arange(s), own] = (P - 1) / (s - 1)
-    assert np.allclose(matrix, expected)
-    # never the source server itself
-    prob = table.probabilities()
-    is_self = (table.entry_router == own[:, None]) & (table.entry_server == (np.arange(s) % P)[:, None])
-    assert not np.any(is_self & (prob > 0))
+    assert np.allclose(matrix, uniform_router_matrix(rrg, (P - 1) / (s - 1)))
+
+
+def test_uniform_other_router_never_picks_the_own_router(rrg):
+    table = build_traffic({"name": "uniform_other_router"}, rrg, seed=0)
+    matrix = check_distribution(table, rrg)
+    assert np.allclose(matrix, uniform_router_matrix(rrg, 0.0))
+
+
+@pytest.mark.parametrize("name", ["uniform", "uniform_other_router"])
+def test_uniform_draws_on_device(name):
+    """Destinations drawn on device: never the source itself; the own router's other servers
+    with probability (p - 1) / (S - 1) for `uniform`, never for `uniform_other_router`."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxnet.traffic.device import sample_destinations, stack_tables
+
+    topo = grid_topology((3, 3), periodic=True, servers=4)
+    s, p = topo.n_servers, topo.servers_per_router
+    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([build_traffic({"name": name}, topo, 1)]))
+    draw = jax.jit(jax.vmap(lambda c: sample_destinations(traffic, p, jnp.uint32(7), c)[0]))
+    dst = np.asarray(draw(jnp.arange(4000, dtype=jnp.int32)))  # [cycles, S]
+    src = np.arange(s)[None, :]
+    assert not np.any(dst == src)
+    own = dst // p == src // p
+    expected = (p - 1) / (s - 1) if name == "uniform" else 0.0
+    n = dst.size
+    assert abs(own.mean() - expected) < 4 * np.sqrt(expected * (1 - expected) / n) + 1e-12
+    # every server receives evenly (each is a destination of the same number of sources)
+    counts = np.bincount(dst.ravel(), minlength=s)
+    assert counts.min() > 0.9 * counts.mean() and counts.max() < 1.1 * counts.mean()
 
 
 @pytest.mark.parametrize("region", [0.125, 0.1])
 def test_hot_region(rrg, region):
     fraction = 0.25
     table = build_traffic({"name": "hot_region", "fraction": fraction, "region": region}, rrg, seed=0)
-    matrix = check_distribution(table, rrg)
+    matrix = check_distribution(table, rrg, own_allowed=True)
     n_hot = round(region * rrg.n_servers)
     hot_servers = np.bincount(np.arange(n_hot) // P, minlength=rrg.n_routers)
     own = own_router(rrg)
     cold = hot_servers[own] == 0  # sources outside the region
-    expected = fraction * hot_servers / n_hot + (1 - fraction) / (rrg.n_routers - 1)
-    expected = np.broadcast_to(expected, matrix.shape).copy()
-    expected[np.arange(rrg.n_servers), own] = 0.0
+    uniform = uniform_router_matrix(rrg, (P - 1) / (rrg.n_servers - 1))  # the papers' uniform
+    expected = fraction * hot_servers / n_hot + (1 - fraction) * uniform
     assert np.allclose(matrix[cold], expected[cold])
-    # a hot source spreads its hot share over the rest of the region
+    # a hot source spreads its hot share over the rest of the region, never its own router
     hot_source = int(np.flatnonzero(~cold)[0])
-    hot_share = matrix[hot_source, :] - (1 - fraction) / (rrg.n_routers - 1)
-    hot_share[own[hot_source]] = 0.0
+    hot_share = matrix[hot_source, :] - (1 - fraction) * uniform[hot_source]
+    assert np.isclose(hot_share[own[hot_source]], 0.0)
     assert np.isclose(hot_share[hot_servers > 0].sum(), fraction)
 
 
@@ -346,7 +382,7 @@ def test_mixture_superposes(rrg):
     # sub-patterns draw from the simulation generator in list order, as in the mixture
     rng = np.random.default_rng([5, 0x7A11C])
     permutation = PATTERNS["neighbour_permutation"](rrg, rng).router_matrix(P)
-    matrix = check_distribution(mixed, rrg)
+    matrix = check_distribution(mixed, rrg, own_allowed=True)
     assert np.allclose(matrix, 0.25 * uniform + 0.75 * permutation)
 
 
@@ -360,7 +396,7 @@ def test_mixture_weights_rates(rrg):
     table = build_traffic(cfg, rrg, seed=0)
     half = n // 2 * P
     assert np.allclose(table.rate[:half], 0.5) and np.allclose(table.rate[half:], 1.0)
-    check_distribution(table, rrg)
+    check_distribution(table, rrg, own_allowed=True)
 
 
 def test_mixture_errors(rrg):

@@ -16,7 +16,8 @@ MID = 8  # intermediate router (Valiant family), -1 if none
 PHASE = 9  # routing phase
 PATH = 10  # path id (source routing) or per-packet random word
 CLASS_HOPS = 11  # hops on links of class >= 1 (Dragonfly: global) in the current phase
-N_FIELDS = 12
+ENTERS_RING = 12  # 1 if the hop it is making enters a ring (bubble flow control), else 0
+N_FIELDS = 13
 
 # Fields of a source-queue entry.
 Q_DST, Q_DST_R, Q_CREATED = 0, 1, 2

@@ -84,7 +84,7 @@ class DimensionOrder(RoutingScheme):
     """Dimension-order routing with dateline VCs on tori (see the module docstring)."""
 
     name: ClassVar[str] = "dor"
-    vc_policies: ClassVar[tuple[str, ...]] = ("dateline",)
+    vc_policies: ClassVar[tuple[str, ...]] = ("dateline", "ring")
     tie: str = "source_parity"
 
     def __post_init__(self):

@@ -74,7 +74,7 @@ class TorusTableRouting(PathTableRouting):
     genetic `seed`) or loaded from a `jaxnet-tables` run (`table_file`)."""
 
     name: ClassVar[str] = "torus_table"
-    vc_policies: ClassVar[tuple[str, ...]] = ("dateline",)
+    vc_policies: ClassVar[tuple[str, ...]] = ("dateline", "ring")
     algorithm: str = "sssp"
     augment: bool = True
     table_file: str | None = None

@@ -10,8 +10,12 @@ default first); any other is refused when the network is built, never ignored.
              phase. For schemes built on local-global-local phases; 2 VCs per phase.
   dateline   the scheme's own VC per hop (`Candidates.vc`): tori and rings cross a dateline
              on the wrap-around link (dor, torus_table). Needs the scheme's `dateline_vcs`.
+  ring       every hop on VC 0: one VC, deadlock-free on tori and rings only with bubble
+             flow control (`router.flow_control: bubble`, the Angara router's scheme), and
+             refused without it.
 
-`router.vc_policy: auto` takes the scheme's default.
+`router.vc_policy: auto` takes the scheme's default, or `ring` under bubble flow control
+when the scheme honours it.
 """
 from __future__ import annotations
 
@@ -20,18 +24,22 @@ import jax.numpy as jnp
 from jaxnet.core import packets as pk
 from jaxnet.core.validate import require
 
-POLICIES = ("hops", "dragonfly", "dateline")
+POLICIES = ("hops", "dragonfly", "dateline", "ring")
 AUTO = "auto"
 
 
-def resolve(policy: str, scheme) -> str:
-    """The policy `router.vc_policy` names for `scheme` (auto: the scheme's default)."""
+def resolve(policy: str, scheme, flow_control: str = "cut_through") -> str:
+    """The policy `router.vc_policy` names for `scheme` under `router.flow_control` (auto:
+    `ring` under bubble flow control if the scheme honours it, else the scheme's default)."""
     require(policy == AUTO or policy in POLICIES, "router.vc_policy", policy,
             f"one of {[AUTO, *POLICIES]}")
     if policy == AUTO:
-        return scheme.vc_policies[0]
+        bubble_ring = flow_control == "bubble" and "ring" in scheme.vc_policies
+        return "ring" if bubble_ring else scheme.vc_policies[0]
     require(policy in scheme.vc_policies, "router.vc_policy", policy,
             f"routing={scheme.name} honours only {list(scheme.vc_policies)} (or {AUTO})")
+    require(policy != "ring" or flow_control == "bubble", "router.vc_policy", policy,
+            "one VC on a torus deadlocks without router.flow_control=bubble")
     return policy
 
 
@@ -41,6 +49,8 @@ def vcs_needed(policy: str, scheme, topo, tables) -> int:
         return 2 * scheme.dragonfly_phases()
     if policy == "dateline":
         return scheme.dateline_vcs(topo, tables)
+    if policy == "ring":
+        return 1
     return scheme.max_hops(topo, tables)
 
 
@@ -51,6 +61,8 @@ def candidate_vcs(policy: str, port_class, router, packets, scheme_vc):
     packets: int32 [N, F]; scheme_vc: the scheme's `Candidates.vc` (dateline only)."""
     if policy == "dateline":
         return scheme_vc
+    if policy == "ring":
+        return jnp.zeros_like(router)
     if policy == "dragonfly":
         phase = packets[:, pk.PHASE, None]
         return jnp.where(port_class[router] > 0, phase, 2 * phase + packets[:, pk.CLASS_HOPS, None])

@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxnet.sim.spec import RouterSpec
 from jaxnet.topology import Topology
+from jaxnet.topology.cartesian import port_rings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +69,10 @@ class NetArrays(NamedTuple):
     out_class: int32 [out_ports] link class of each output (0 for server links).
     port_class: int32 [R, P] link class of each network port (for vc_policy=dragonfly).
     inject_vc: int32 [servers, V] input (port, VC) ids of each server's injection port.
+    in_ring: int32 [in_vcs] ring of the link feeding each input (port, VC), -1 for injection
+      ports (bubble flow control; zeros otherwise).
+    port_ring: int32 [R, P] ring each network port travels (bubble; zeros otherwise). A hop
+      enters a ring when its output's ring differs from its input's.
     """
 
     in_router: jnp.ndarray
@@ -78,6 +83,8 @@ class NetArrays(NamedTuple):
     out_class: jnp.ndarray
     port_class: jnp.ndarray
     inject_vc: jnp.ndarray
+    in_ring: jnp.ndarray
+    port_ring: jnp.ndarray
 
 
 def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
@@ -107,6 +114,14 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
     inject_port = (servers // p) * width + ports + servers % p
     inject_vc = (inject_port[:, None] * layout.vcs + np.arange(layout.vcs)[None, :]).astype(np.int32)
 
+    port_ring = np.zeros((r_count, ports), np.int32)
+    in_ring = np.zeros((r_count, width), np.int32)
+    if spec.flow_control == "bubble":
+        port_ring = port_rings(topo)
+        # input (r, q) is fed by port peer_port[r, q] of neighbor[r, q]: that port's ring
+        fed = port_ring[np.maximum(topo.neighbor, 0), np.maximum(topo.peer_port, 0)]
+        in_ring = np.concatenate([np.where(topo.neighbor >= 0, fed, -1), np.full((r_count, p), -1)], axis=1)
+
     return NetArrays(
         in_router=jnp.asarray(in_router),
         in_latency=jnp.asarray(np.repeat(in_latency.ravel(), layout.vcs)),
@@ -116,4 +131,6 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
         out_class=jnp.asarray(out_class.ravel()),
         port_class=jnp.asarray(port_class),
         inject_vc=jnp.asarray(inject_vc),
+        in_ring=jnp.asarray(np.repeat(in_ring.ravel(), layout.vcs).astype(np.int32)),
+        port_ring=jnp.asarray(port_ring),
     )

@@ -41,7 +41,10 @@ from jaxnet.sim.rings import (
 from jaxnet.sim.state import Rings
 from jaxnet.traffic.device import Traffic, sample_destinations
 
-UNAVAILABLE = 1 << 20  # flag added to an output's occupancy (phits, < 2**20) when not requestable
+# Flags added to an output's occupancy (phits, clipped below 2**20): it cannot take a whole
+# packet now; it cannot take two (what a head entering a ring needs, bubble flow control).
+UNAVAILABLE = 1 << 20
+NO_BUBBLE = 1 << 21
 
 
 def release_slots(layout: Layout, inputs: Rings, outputs: Rings, t) -> tuple[Rings, Rings]:
@@ -57,13 +60,34 @@ def downstream_vcs(layout: Layout, net: NetArrays):
 
 
 def output_status(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, out_held, t):
-    """int32 [out_vcs]: occupancy in phits (output buffer + downstream slots taken, x L) of
-    every output (port, VC), plus UNAVAILABLE if it cannot take a whole packet now (held by
-    another packet, or its output buffer is full)."""
+    """int32 [out_vcs]: occupancy in phits of every output (port, VC) as adaptive selection
+    sees it, plus UNAVAILABLE if it cannot take a whole packet now (held by another packet
+    whose tail is still crossing, or its output buffer is full), plus NO_BUBBLE (bubble flow
+    control only) if its output buffer has no room for two packets.
+
+    Occupancy (DESIGN section 3) = phits in the output buffer + downstream phits whose
+    credits have not come back, phit by phit: every packet in the output ring or in the
+    downstream input ring counts L, a packet streaming on the link counts once (it is in
+    both rings), minus the phits of the last granted packet not yet across the crossbar
+    (one per cycle, the tail at `out_held` - 1) and the credits already back of the oldest
+    packet leaving the downstream buffer (its tail's credit is usable at its FREE_AT, the
+    credit of each phit before it one cycle earlier)."""
+    spec = layout.router
+    size = spec.packet_size
     down_vc = downstream_vcs(layout, net)
-    downstream = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc], 0).reshape(-1)
-    requestable = (out_held <= t) & (outputs.taken < layout.router.output_buffer)
-    out_cost = layout.router.packet_size * (outputs.taken + downstream) + jnp.where(requestable, 0, UNAVAILABLE)
+    has_down = net.out_down[:, None] >= 0
+    taken_down = jnp.where(has_down, inputs.taken[down_vc], 0)
+    gone_down = jnp.where(has_down, inputs.gone[down_vc], 0)
+    oldest_free = take_rows(inputs.slots, down_vc * spec.input_buffer + inputs.first[down_vc])[..., pk.FREE_AT]
+    credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
+    streaming = jnp.where(has_down, outputs.gone.reshape(-1, layout.vcs), 0)
+    not_crossed = jnp.clip(out_held - t, 0, size)
+    occupancy = (size * (outputs.taken + (taken_down - streaming).reshape(-1)) - not_crossed
+                 - credited.reshape(-1))
+    requestable = (out_held <= t) & (outputs.taken < spec.output_buffer)
+    out_cost = jnp.clip(occupancy, 0, UNAVAILABLE - 1) + jnp.where(requestable, 0, UNAVAILABLE)
+    if spec.flow_control == "bubble":
+        out_cost += jnp.where(outputs.taken <= spec.output_buffer - 2, 0, NO_BUBBLE)
     # materialise once: otherwise XLA recomputes it inside every per-candidate gather
     return jax.lax.optimization_barrier(out_cost)
 
@@ -96,6 +120,7 @@ class Requests(NamedTuple):
     port: int32 network port chosen (meaningless where at_dest or not requesting).
     out_vc: int32 output (port, VC) id requested; request: bool a request is made.
     no_route: bool an active head in transit that had no candidate at all.
+    enters: bool the chosen hop enters a ring (bubble flow control; False otherwise).
     """
 
     row: jnp.ndarray
@@ -106,6 +131,7 @@ class Requests(NamedTuple):
     out_vc: jnp.ndarray
     request: jnp.ndarray
     no_route: jnp.ndarray
+    enters: jnp.ndarray
 
 
 def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings, in_busy,
@@ -132,14 +158,19 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     occupancy = cand_out & (UNAVAILABLE - 1)
     if scale is not None:
         occupancy = occupancy * scale
+    available = (cand_out & UNAVAILABLE) == 0
+    enters = jnp.zeros(cost.shape, bool)
+    if spec.flow_control == "bubble":  # a head entering a ring needs room for two packets
+        enters = net.in_ring[:, None] != net.port_ring[router]
+        available &= ~enters | ((cand_out & NO_BUBBLE) == 0)
     select_bits = rng.random_bits(seed, t, rng.RNG_SELECT, head.shape[0])
-    best = select_output(spec.selection, cost, occupancy, usable, cand_out < UNAVAILABLE, select_bits)
+    best = select_output(spec.selection, cost, occupancy, usable, available, select_bits)
     best_port = keys.choice_index(best)
     best_vc = vc if vc.ndim == 1 else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
     net_vc = (router * width + best_port) * v_count + best_vc
 
     vc_ids = jnp.arange(v_count)
-    free_vc = jnp.where(out_cost.reshape(-1, v_count) < UNAVAILABLE, vc_ids, v_count).min(axis=1)
+    free_vc = jnp.where((out_cost.reshape(-1, v_count) & UNAVAILABLE) == 0, vc_ids, v_count).min(axis=1)
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
     eject_vc = free_vc[eject_port]
     return Requests(
@@ -147,6 +178,7 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
         out_vc=jnp.where(at_dest, eject_port * v_count + eject_vc, net_vc),
         request=active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE),
         no_route=active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1),
+        enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
     )
 
 
@@ -188,6 +220,7 @@ def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inp
     in_busy = jnp.where(granted, tail_out + 1, in_busy)
     hop_port = jnp.where(requests.at_dest, -1, requests.port)
     moved = take_port(routing, tables, net, net.in_router, head, hop_port).at[:, pk.READY].set(t)
+    moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
     outputs = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
     if routing.recomputes:
         stuck = requests.active & ~granted & (head[:, pk.HOPS] == 0) & ~requests.at_dest
@@ -217,13 +250,17 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     """(inputs, outputs, port_busy, port_rr, Sent): every idle output link starts one packet
     from its VCs, round-robin, whose head is in the buffer and whose downstream VC has room
     for the whole packet. The link is busy L cycles; the packet enters the downstream input
-    ring with READY = t + link latency. Ejection links deliver to the server (never blocked)."""
+    ring with READY = t + link latency. Ejection links deliver to the server (never blocked).
+    Under bubble flow control a packet entering a ring needs downstream room for two."""
     spec = layout.router
     v_count, size = layout.vcs, spec.packet_size
     vc_ids = jnp.arange(v_count)
     down_vc = downstream_vcs(layout, net)
     out_row, out_waiting = head_rows(outputs, spec.output_buffer)  # full records only for sent packets
-    credit = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc] < spec.input_buffer, True)
+    room = spec.input_buffer
+    if spec.flow_control == "bubble":
+        room = room - outputs.slots[out_row, pk.ENTERS_RING].reshape(-1, v_count)
+    credit = jnp.where(net.out_down[:, None] >= 0, inputs.taken[down_vc] < room, True)
     eligible = (out_waiting & (outputs.slots[out_row, pk.READY] <= t)).reshape(-1, v_count) & credit
     rr = port_rr[:, None]
     order = jnp.where(vc_ids >= rr, vc_ids - rr, vc_ids - rr + v_count)

@@ -44,7 +44,7 @@ class Network:
         require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
         tables = routing.build_tables(topo)
         max_hops = int(routing.max_hops(topo, tables))
-        policy = vc_policy.resolve(router.vc_policy, routing)
+        policy = vc_policy.resolve(router.vc_policy, routing, router.flow_control)
         needed = int(vc_policy.vcs_needed(policy, routing, topo, tables))
         require(router.vcs >= needed, "router.vcs", router.vcs,
                 f">= {needed}: routing={routing.name} with vc_policy={policy} needs {needed} VCs "

@@ -20,6 +20,9 @@ INJECTION_POLICIES = ("lowest", "random", "dest")
 # and pick the best remaining candidate (DESIGN), or pick the best candidate and wait while
 # it cannot take the packet (Polarized paper, Algorithm 1).
 SELECTIONS = ("available_first", "best_first")
+# Virtual cut-through on every hop, or bubble flow control in the rings of a torus (a head
+# entering a ring needs room for two packets, one continuing in its ring room for one).
+FLOW_CONTROLS = ("cut_through", "bubble")
 
 
 def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
@@ -47,6 +50,7 @@ class RouterSpec:
     injection_buffers: int | None = None
     injection_policy: str = "lowest"
     selection: str = "available_first"
+    flow_control: str = "cut_through"
 
     @classmethod
     def from_config(cls, cfg: Mapping) -> "RouterSpec":
@@ -70,6 +74,11 @@ class RouterSpec:
                 self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
         require(self.selection in SELECTIONS, "router.selection", self.selection,
                 f"one of {list(SELECTIONS)}")
+        require(self.flow_control in FLOW_CONTROLS, "router.flow_control", self.flow_control,
+                f"one of {list(FLOW_CONTROLS)}")
+        if self.flow_control == "bubble":
+            require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
+                    self.flow_control, "bubble needs input and output buffers of >= 2 packets")
         if self.injection_buffers is not None:
             require_int(self.injection_buffers, "router.injection_buffers", 1, self.vcs)
 

@@ -123,6 +123,21 @@ def cartesian_ports(topo: Topology) -> np.ndarray:
     return ports
 
 
+def port_rings(topo: Topology) -> np.ndarray:
+    """int32 [R, P]: the ring each network port travels, 2 d for + and 2 d + 1 for - in
+    dimension d; -1 for unused ports. A ValueError naming `topology` unless every link is a
+    step of a torus or mesh dimension (what ring-based flow control needs)."""
+    ports = cartesian_ports(topo)
+    rings = np.full(topo.neighbor.shape, -1, np.int32)
+    for d in range(ports.shape[1]):
+        for sign in (PLUS, MINUS):
+            has = ports[:, d, sign] >= 0
+            rings[np.nonzero(has)[0], ports[has, d, sign]] = 2 * d + (0 if sign == PLUS else 1)
+    require(bool(np.all((rings >= 0) == (topo.neighbor >= 0))), "topology", topo.name,
+            "a torus, mesh or ring: every link must step one coordinate by one")
+    return rings
+
+
 def hamming_ports(topo: Topology) -> np.ndarray:
     """int32 [R, n_dims, max side]: port to the router whose coordinate d is v (-1: v = c_d)."""
     require(topo.coords is not None, "topology", topo.name, "must be Cartesian (have coords)")

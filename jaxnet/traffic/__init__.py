@@ -16,6 +16,7 @@ from jaxnet.topology import Topology
 from jaxnet.traffic.base import (
     ANY_SERVER,
     UNIFORM,
+    UNIFORM_OTHER_ROUTER,
     TrafficTable,
     destination_table,
     from_entries,
@@ -41,8 +42,18 @@ def tables_for_points(cfg: Mapping, topo: Topology, points) -> list[TrafficTable
 
 @register("uniform")
 def uniform(topo: Topology, rng) -> TrafficTable:
-    """Every server sends to a uniformly random server on another router."""
+    """The papers' uniform: every packet goes to a uniformly random other server, servers on
+    the source's own router included (probability (p - 1) / (S - 1))."""
+    require(topo.n_servers >= 2, "topology", topo.name, "uniform traffic needs at least 2 servers")
     return uniform_table(topo.n_servers)
+
+
+@register("uniform_other_router")
+def uniform_other_router(topo: Topology, rng) -> TrafficTable:
+    """Every packet goes to a uniformly random server on another router (never the source's
+    own router): the variant that excludes the own switch."""
+    require(topo.n_routers >= 2, "topology", topo.name, "uniform_other_router needs at least 2 routers")
+    return uniform_table(topo.n_servers, other_router=True)
 
 
 @register("server_permutation")
@@ -73,7 +84,7 @@ def destination(topo: Topology, rng, servers=None, routers=None) -> TrafficTable
 
 
 __all__ = ["PATTERNS", "TrafficTable", "build_traffic", "tables_for_points", "register", "from_entries",
-           "UNIFORM", "ANY_SERVER", "uniform_table", "destination_table", "router_destination_table"]
+           "UNIFORM", "UNIFORM_OTHER_ROUTER", "ANY_SERVER", "uniform_table", "destination_table", "router_destination_table"]
 
 # Importing the pattern modules registers them.
 from jaxnet.traffic import (

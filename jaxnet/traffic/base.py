@@ -1,9 +1,10 @@
 """`TrafficTable`: a traffic pattern compiled on the host, sampled per packet on device.
 
 Every pattern becomes, for each source server, a weighted list of K entries. An entry is
-either "uniform" (router -1: a uniformly random server on any router but the source's
-own, as the papers' uniform traffic), a whole router (server -1: a uniformly random
-server of that router), or one server. Entries are drawn with the alias method, so a
+either "uniform" (router UNIFORM: a uniformly random server other than the source itself,
+the papers' uniform traffic), "uniform on other routers" (router UNIFORM_OTHER_ROUTER: a
+uniformly random server on any router but the source's own), a whole router (server -1: a
+uniformly random server of that router), or one server. Entries are drawn with the alias method, so a
 draw costs two table reads whatever K is.
 """
 from __future__ import annotations
@@ -12,7 +13,8 @@ import dataclasses
 
 import numpy as np
 
-UNIFORM = -1  # entry_router value: any server not on the source's router
+UNIFORM = -1  # entry_router value: any server but the source itself
+UNIFORM_OTHER_ROUTER = -2  # entry_router value: any server not on the source's router
 ANY_SERVER = -1  # entry_server value: any server of entry_router
 
 
@@ -20,7 +22,7 @@ ANY_SERVER = -1  # entry_server value: any server of entry_router
 class TrafficTable:
     """Destination distribution per source server (S servers, K entries each).
 
-    entry_router: int32 [S, K] destination router, or UNIFORM.
+    entry_router: int32 [S, K] destination router, or UNIFORM / UNIFORM_OTHER_ROUTER.
     entry_server: int32 [S, K] server index within that router, or ANY_SERVER.
     alias_prob: float32 [S, K] alias-method probability of keeping entry k.
     alias_index: int32 [S, K] entry used instead of k otherwise.
@@ -48,18 +50,24 @@ class TrafficTable:
     def router_matrix(self, servers_per_router: int) -> np.ndarray:
         """float64 [S, R] probability that each source server sends to each router."""
         s, _ = self.entry_router.shape
-        n_routers = s // servers_per_router
+        p = servers_per_router
+        n_routers = s // p
         prob = self.probabilities()
         out = np.zeros((s, n_routers))
         rows = np.arange(s)
-        own = rows // servers_per_router
+        own = rows // p
         for k in range(self.n_entries):
             router = self.entry_router[:, k]
             fixed = router >= 0
             np.add.at(out, (rows[fixed], router[fixed]), prob[fixed, k])
-            spread = prob[~fixed, k] / (n_routers - 1)
-            out[~fixed] += spread[:, None]
-            out[rows[~fixed], own[~fixed]] -= spread
+            anywhere = router == UNIFORM  # p servers per other router, p - 1 on its own
+            spread = prob[anywhere, k] / (s - 1)
+            out[anywhere] += p * spread[:, None]
+            out[rows[anywhere], own[anywhere]] -= spread
+            remote = router == UNIFORM_OTHER_ROUTER
+            spread = prob[remote, k] / (n_routers - 1)
+            out[remote] += spread[:, None]
+            out[rows[remote], own[remote]] -= spread
         return out
 
 
@@ -104,10 +112,12 @@ def _alias_tables(prob: np.ndarray):
     return keep, alias
 
 
-def uniform_table(n_servers: int) -> TrafficTable:
-    """Uniform: every server sends to any server not on its own router."""
+def uniform_table(n_servers: int, other_router: bool = False) -> TrafficTable:
+    """Uniform: every server sends to any other server (the papers' uniform), or, with
+    `other_router`, to any server not on its own router."""
     ones = np.ones(n_servers)
-    return from_entries(np.full(n_servers, UNIFORM), np.full(n_servers, ANY_SERVER), ones)
+    kind = UNIFORM_OTHER_ROUTER if other_router else UNIFORM
+    return from_entries(np.full(n_servers, kind), np.full(n_servers, ANY_SERVER), ones)
 
 
 def destination_table(dest_servers, servers_per_router: int) -> TrafficTable:

@@ -17,17 +17,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxnet.core.validate import require
+from jaxnet.core.validate import is_int, require
 from jaxnet.topology import Topology
 from jaxnet.traffic import register
 from jaxnet.traffic.base import TrafficTable, router_map_table
 
 
 @register("tornado")
-def tornado(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
-    """Every coordinate advances ceil(k/2) - 1 (tornado: the worst case for minimal torus routing)."""
+def tornado(topo: Topology, rng, server_map: str = "same", dimensions=None) -> TrafficTable:
+    """Every coordinate advances ceil(k/2) - 1 (tornado: the worst case for minimal torus
+    routing); `dimensions` (a list of dimension indices) shifts only those, e.g. [0] for the
+    x + ceil(k/2) - 1 tornado of one dimension."""
     coords, sides = cartesian_coords(topo, "tornado")
-    return coordinate_map(topo, (coords + (sides + 1) // 2 - 1) % sides, "tornado", server_map)
+    shift = (sides + 1) // 2 - 1
+    if dimensions is not None:
+        dims = list(dimensions) if isinstance(dimensions, (list, tuple)) else [dimensions]
+        require(len(dims) > 0 and all(is_int(d) and 0 <= d < len(sides) for d in dims),
+                "traffic.dimensions", dimensions, f"null (all) or a list of indices in [0, {len(sides) - 1}]")
+        shift = np.where(np.isin(np.arange(len(sides)), dims), shift, 0)
+    return coordinate_map(topo, (coords + shift) % sides, "tornado", server_map)
 
 
 @register("neighbour")

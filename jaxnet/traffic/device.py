@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import rng
-from jaxnet.traffic.base import TrafficTable
+from jaxnet.traffic.base import UNIFORM, UNIFORM_OTHER_ROUTER, TrafficTable
 
 
 class Traffic(NamedTuple):
@@ -52,9 +52,11 @@ def sample_destinations(traffic: Traffic, servers_per_router: int, seed, cycle):
     router = traffic.entry_router[rows, entry]
     server = traffic.entry_server[rows, entry]
     pick = rng.random_bits(seed, cycle, rng.RNG_SERVER, s)
+    anywhere = rng.below(pick, s - 1)  # any server but the source itself
+    anywhere = jnp.where(anywhere >= rows, anywhere + 1, anywhere)
     own_first = (rows // p) * p
-    uniform = rng.below(pick, s - p)
-    uniform = jnp.where(uniform >= own_first, uniform + p, uniform)
+    remote = rng.below(pick, s - p)  # any server on another router
+    remote = jnp.where(remote >= own_first, remote + p, remote)
     at_router = router * p + jnp.where(server >= 0, server, rng.below(pick, p))
-    dst = jnp.where(router < 0, uniform, at_router)
+    dst = jnp.where(router == UNIFORM, anywhere, jnp.where(router == UNIFORM_OTHER_ROUTER, remote, at_router))
     return dst, dst // p

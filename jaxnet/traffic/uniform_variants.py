@@ -1,20 +1,20 @@
-"""Patterns built on the uniform distribution: `all_to_all` and `hot_region`.
+"""Patterns built on the papers' uniform distribution: `all_to_all` and `hot_region`.
 
 all_to_all is the stationary equivalent of a personalised all-to-all exchange: every packet
-goes to a uniformly random *other server*, own switch included (as MPI_Alltoall includes
-the peers on the same node). A traffic table is a fixed per-packet distribution, so a
-phased schedule (step k: switch i -> switch i + k, which the Ant Mill paper notes can
-itself become Ant Mill traffic) is not expressible; over a measurement window much longer
-than one exchange, the schedule offers every pair the same load as this distribution.
-Unlike `uniform`, it may pick the source's own switch (probability (p - 1) / (S - 1)).
+goes to a uniformly random other server, own switch included (as MPI_Alltoall includes the
+peers on the same node), which is exactly `uniform`; it is kept as a name for that reading.
+A traffic table is a fixed per-packet distribution, so a phased schedule (step k: switch i
+-> switch i + k, which the Ant Mill paper notes can itself become Ant Mill traffic) is not
+expressible; over a measurement window much longer than one exchange, the schedule offers
+every pair the same load as this distribution.
 
 hot_region (Restricted Valiant paper, HOT): a `fraction` of each server's traffic goes to a
 random server among the first `region` fraction of servers (server ids, router-major), the
-rest is `uniform` over all servers on other routers, hot region included. Hot destinations
-on the source's own router are excluded (the hot share is spread over the rest of the
-region; a source whose router holds the whole region sends only uniform traffic), so it
-never picks the own switch. Defaults 0.25 and 0.125 as in the paper; under minimal routing
-a hot server then receives at most region / (fraction + region * (1 - fraction)) = 36.4 %.
+rest is `uniform` (any other server, hot region and own router included). Hot destinations
+on the source's own router are excluded from the hot share (it is spread over the rest of
+the region; a source whose router holds the whole region sends only uniform traffic).
+Defaults 0.25 and 0.125 as in the paper; under minimal routing a hot server then receives
+at most region / (fraction + region * (1 - fraction)) = 36.4 %.
 """
 from __future__ import annotations
 
@@ -22,29 +22,14 @@ import numpy as np
 
 from jaxnet.core.validate import require
 from jaxnet.topology import Topology
-from jaxnet.traffic import register
-from jaxnet.traffic.base import (
-    ANY_SERVER,
-    UNIFORM,
-    TrafficTable,
-    from_entries,
-    per_router_table,
-)
+from jaxnet.traffic import register, uniform
+from jaxnet.traffic.base import ANY_SERVER, UNIFORM, TrafficTable, per_router_table
 
 
 @register("all_to_all")
 def all_to_all(topo: Topology, rng) -> TrafficTable:
-    """Uniform over every other server, the source's own router included."""
-    p, s = topo.servers_per_router, topo.n_servers
-    require(s >= 2, "topology", topo.name, "all_to_all needs at least 2 servers")
-    server = np.arange(s)
-    router, local = server // p, server % p
-    # entry 0: UNIFORM over the s - p servers elsewhere; entries 1..p-1: the other local servers
-    peers = (local[:, None] + np.arange(1, p)[None, :]) % p
-    entry_router = np.concatenate([np.full((s, 1), UNIFORM), np.repeat(router[:, None], p - 1, 1)], 1)
-    entry_server = np.concatenate([np.full((s, 1), ANY_SERVER), peers], 1)
-    weights = np.concatenate([np.full((s, 1), float(s - p)), np.ones((s, p - 1))], 1)
-    return from_entries(entry_router, entry_server, weights)
+    """Uniform over every other server, the source's own router included (= `uniform`)."""
+    return uniform(topo, rng)
 
 
 @register("hot_region")

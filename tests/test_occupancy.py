@@ -1,0 +1,65 @@
+"""Occupancy as adaptive selection sees it, traced by hand on two routers: one packet of L
+phits from server 0 (router 0) to server 1 (router 1) over a link of latency 3.
+
+Timeline (speedup 1, the engine's conventions, docs/engine.md): the head reaches router 0's
+injection buffer at cycle g and is granted at once; phit k crosses router 0's crossbar and
+leaves on the link at g + k, reaches router 1 at g + k + 3, crosses router 1's crossbar
+(ejection) at g + 3 + k, and its credit is usable at router 0 from g + 3 + k + 1 + 3.
+The occupancy of router 0's output (port 0, VC 0) at the start of cycle t is therefore
+  phits crossed - phits sent          (output buffer: 0, each phit leaves as it arrives)
++ phits sent - credits back           (downstream)
+= min(t - g, L) - clip(t - g - 6, 0, L),
+rising one phit per cycle while the packet streams out and falling one phit per cycle as
+its credits come back, where a whole-packet count would show 2 L, then L, then 0."""
+import jax
+import jax.numpy as jnp
+import networkx as nx
+import numpy as np
+from conftest import make_network
+
+from jaxnet.core import packets as pk
+from jaxnet.sim import phases
+from jaxnet.sim.state import init_state
+from jaxnet.sim.step import Params, cycle_step
+from jaxnet.traffic import build_traffic
+from jaxnet.traffic.device import stack_tables
+
+L, LATENCY = 4, 3
+
+
+def _trace(cycles: int):
+    network = make_network(nx.path_graph(2), servers_per_router=1, vcs=1, packet_size=L,
+                           link_latency=LATENCY)
+    layout, net = network.layout, network.net
+    state = init_state(layout, jax.random.PRNGKey(0))
+    # one packet queued at server 0 for server 1, created at cycle 0
+    queue = state.queue
+    depth = layout.router.source_queue
+    queue = queue._replace(slots=queue.slots.at[0, pk.Q_DST].set(1).at[0, pk.Q_DST_R].set(1),
+                           taken=queue.taken.at[0].set(1))
+    state = state._replace(queue=queue)
+    assert depth >= 1
+    table = build_traffic({"name": "uniform"}, network.topo, 1)
+    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
+    params = Params(load=jnp.float32(1e-9), traffic=traffic, warmup=jnp.int32(0),
+                    measure=jnp.int32(10**6), watchdog=jnp.int32(10**6), generate_until=jnp.int32(0))
+    step = jax.jit(lambda s: cycle_step(layout, network.routing, net, network.tables, params, s))
+    status = jax.jit(lambda s: phases.output_status(
+        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, s.cycle), s.out_held, s.cycle))
+    seen, injected_at = [], None
+    for _ in range(cycles):
+        seen.append(int(status(state)[0] & (phases.UNAVAILABLE - 1)))  # router 0, port 0, VC 0
+        state = step(state)
+        if injected_at is None and int(state.watchdog.in_network) == 1:
+            injected_at = int(state.cycle)  # the head is in the injection buffer from here
+    return np.array(seen), injected_at
+
+
+def test_occupancy_streams_phit_by_phit():
+    seen, g = _trace(20)
+    t = np.arange(len(seen))
+    expected = np.clip(t - g, 0, L) - np.clip(t - g - 2 * LATENCY, 0, L)
+    assert g is not None and g >= 1
+    np.testing.assert_array_equal(seen, expected)
+    # it rises to a whole packet and falls back one phit per cycle
+    assert seen.max() == L and list(seen[g:g + L + 1]) == list(range(L + 1))

@@ -1,10 +1,29 @@
-"""Engine speed: simulated router-cycles per second on an RRG (issue 3, item 8).
+"""Engine speed and memory, written as JSON (issue 13; figures in docs/benchmarks.md).
 
-Writes JSON with, per (VCs, batch): router-cycles/s aggregated over the batch, compile
-(first chunk) time, steady wall time and peak memory. Defaults: RRG 720 routers,
-degree 17, 7 servers per router, uniform traffic at load 0.5, minimal routing.
+    python scripts/bench.py --suite cpu     [--out outputs/bench/cpu.json]
+    python scripts/bench.py --suite scaling
+    python scripts/bench.py --suite small
+    python scripts/bench.py --suite gpu
+    python scripts/bench.py --suite memory
 
-    python scripts/bench.py --out outputs/bench.json [--vcs 4 8] [--batches 1 4 16]
+cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
+         minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
+scaling  a batch of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) on one core and
+         on every core (the batch sharded over one XLA host device per core), each in its
+         own process, side by side.
+small    networks of at most 64 routers, a batch of 20 points, each vmap width: the
+         aggregate speed that `sim.vmap_width: auto` is chosen from.
+gpu      RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the Dragonfly a=12 h=6 p=6
+         (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512 on the default
+         device; router-cycles/s, compile time, device memory.
+memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
+         memory of the paper networks, and the largest batch that fits 24 GiB of host and
+         80 GiB of GPU memory.
+
+Speed is router-cycles per second aggregated over the batch (routers x cycles x
+simulations / wall time of the measured chunks), after warm-up chunks that reach the
+load's steady state; each figure is the best of `--repeats` measurement windows (the
+machine's timing noise is about 10 %).
 """
 from __future__ import annotations
 
@@ -13,92 +32,205 @@ import json
 import os
 import platform
 import resource
+import subprocess
+import sys
 import time
 
-import jax
-import jax.numpy as jnp
+RRG720 = {"name": "rrg", "routers": 720, "degree": 17, "seed": 1, "medoid_of": 1, "servers_per_router": 7}
+RRG1224 = {"name": "rrg", "routers": 1224, "degree": 14, "seed": 1, "medoid_of": 1, "servers_per_router": 5}
+DF876 = {"name": "dragonfly", "a": 12, "h": 6, "servers_per_router": 6}
+SMALL = {
+    "hamming 4x4 p=3": ({"name": "hamming", "sides": [4, 4], "servers_per_router": 3}, "minimal", 4),
+    "dragonfly a=4 h=2 p=2": ({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2}, "dragonfly_minimal", 3),
+    "slimfly q=5 p=3": ({"name": "slimfly", "q": 5, "servers_per_router": 3}, "minimal", 2),
+    "rrg 64/8 p=4": ({"name": "rrg", "routers": 64, "degree": 8, "seed": 1, "servers_per_router": 4}, "minimal", 3),
+}
 
-from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network, compiled_advance, compiled_init
-from jaxnet.sim.spec import RouterSpec, SimSpec
-from jaxnet.sim.step import Params
-from jaxnet.topology import build_topology
-from jaxnet.traffic import build_traffic
-from jaxnet.traffic.device import stack_tables
 
+def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
+            chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform"):
+    """Speed of one configuration: a batch of `batch` points (seeds 1..batch) at `load`."""
+    import jax
 
-def measure(topo, routing, vcs, batch, chunk, chunks, load, traffic, vmap_width):
-    network = Network.build(topo, build_routing({"name": routing}), RouterSpec(vcs=vcs))
-    table = build_traffic({"name": traffic}, topo, 1)
-    params = Params(
-        load=jnp.full(batch, load, jnp.float32), traffic=stack_tables([table] * batch),
-        warmup=jnp.zeros(batch, jnp.int32), measure=jnp.full(batch, 10**9, jnp.int32),
-        watchdog=jnp.full(batch, 10**6, jnp.int32),
-        generate_until=jnp.full(batch, 2**31 - 1, jnp.int32))
-    keys = jnp.stack([jax.random.PRNGKey(i) for i in range(batch)])
+    from jaxnet.routing import build_routing
+    from jaxnet.sim.run import Network, advance_chunk, batch_params, compiled_init, first_guess, fit_lists, shard
+    from jaxnet.sim.spec import RouterSpec, SimSpec
+    from jaxnet.topology import build_topology
+    from jaxnet.traffic import build_traffic
+
+    topo = build_topology(topology)
+    network = Network.build(topo, build_routing(routing), RouterSpec(**router))
+    spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width)
+    points = [(load, seed) for seed in range(1, batch + 1)]
+    params = batch_params([build_traffic({"name": traffic}, topo, 1)] * batch, points, spec)
+    keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
+    params, keys = shard((params, keys), batch)
+    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
+    peak = first_guess(network.layout, load)
+    start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
-    advance = compiled_advance(network.layout, network.routing, chunk, vmap_width)
-    start = time.perf_counter()
-    state = jax.block_until_ready(advance(network.net, network.tables, params, state))
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(chunks):
-        state = advance(network.net, network.tables, params, state)
+    state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
     jax.block_until_ready(state)
-    wall = time.perf_counter() - start
+    first = time.perf_counter() - start
+    for _ in range(warmup_chunks):  # the load's steady state, and its list capacities compiled
+        state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
+    jax.block_until_ready(state)
+    walls = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(chunks):
+            state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
+        jax.block_until_ready(state)
+        walls.append(time.perf_counter() - start)
     cycles = chunk * chunks
-    device_peak = None
-    stats = jax.devices()[0].memory_stats() if hasattr(jax.devices()[0], "memory_stats") else None
-    if stats:
-        device_peak = stats.get("peak_bytes_in_use")
+    device = jax.devices()[0]
+    memory = device.memory_stats() if hasattr(device, "memory_stats") else None
     return {
-        "vcs": vcs, "batch": batch, "vmap_width": vmap_width, "cycles": cycles, "routers": topo.n_routers,
-        "router_cycles_per_s": topo.n_routers * cycles * batch / wall,
-        "cycles_per_s_per_sim": cycles / wall,
-        "first_chunk_s_incl_compile": round(first, 3), "wall_s": round(wall, 3),
-        "peak_host_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "peak_device_bytes": device_peak,
+        "topology": topo.name, "routing": routing["name"], "vcs": network.layout.vcs, "load": load,
+        "batch": batch, "vmap_width": width, "devices": jax.device_count(), "cycles": cycles,
+        "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
+        "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
+        "first_chunk_s_incl_compile": round(first, 2), "wall_s": round(min(walls), 3),
+        "lists": list(map(int, fit_lists(lists, peak) or ())), "in_use_peak": list(map(int, peak)),
+        "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak_device_bytes": memory.get("peak_bytes_in_use") if memory else None,
     }
+
+
+def suite_cpu(args):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    rows = []
+    for routing, needs in (("minimal", 4), ("polarized", 13)):
+        for vcs in (4, 8, 13):
+            for load in (0.1, 0.5, 1.0):
+                if vcs < needs:
+                    rows.append({"routing": routing, "vcs": vcs, "load": load,
+                                 "note": f"not a valid configuration: routing={routing} needs {needs} VCs on RRG 720"})
+                    continue
+                rows.append(measure(RRG720, {"name": routing}, {"vcs": vcs}, load, 1, chunk=200,
+                                    chunks=args.chunks, repeats=args.repeats))
+                print(json.dumps(rows[-1]), flush=True)
+    base = next(r["router_cycles_per_s"] for r in rows
+                if r.get("routing") == "minimal" and r.get("vcs") == 4 and r.get("load") == 0.5)
+    for r in rows:
+        if "router_cycles_per_s" in r:
+            r["cost_vs_minimal_4vc_load_0.5"] = round(base / r["router_cycles_per_s"], 2)
+    return rows
+
+
+def suite_scaling(args):
+    """One process per configuration: XLA's host device count is fixed at start-up."""
+    cores = len(os.sched_getaffinity(0))
+    rows = []
+    for devices, pinned in ((1, True), (cores, False)):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+                + ("os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " if pinned else "")
+                + "import bench; print(json.dumps(bench.measure(bench.RRG720, {'name': 'minimal'}, "
+                + f"{{'vcs': 4}}, 0.5, 8, chunk=200, chunks={args.chunks}, repeats={args.repeats})))")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        rows.append({"cores": 1 if pinned else cores, **json.loads(out.stdout.strip().splitlines()[-1])})
+        print(json.dumps(rows[-1]), flush=True)
+    rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s"] / rows[0]["router_cycles_per_s"], 2)})
+    return rows
+
+
+def suite_small(args):
+    rows = []
+    for name, (topology, routing, vcs) in SMALL.items():
+        for width in (1, 2, 4, 5, 10, 20):
+            rows.append({"network": name, **measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, 20,
+                                                      chunk=1000, chunks=args.chunks, vmap_width=width,
+                                                      repeats=args.repeats)})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def suite_gpu(args):
+    rows = []
+    for topology, routing, vcs in ((RRG720, "minimal", 4), (RRG720, "polarized", 13),
+                                   (DF876, "dragonfly_minimal", 3)):
+        for batch in (1, 8, 32, 128, 512):
+            try:
+                rows.append(measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, batch, chunk=200,
+                                    chunks=args.chunks, repeats=args.repeats))
+            except Exception as err:  # e.g. out of device memory at the largest batches
+                rows.append({"topology": topology["name"], "routing": routing, "batch": batch,
+                             "error": f"{type(err).__name__}: {str(err)[:200]}"})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def suite_memory(args):
+    import jax
+
+    from jaxnet.routing import build_routing
+    from jaxnet.sim.run import Network, batch_params, compiled_advance, compiled_init
+    from jaxnet.sim.spec import RouterSpec, SimSpec
+    from jaxnet.topology import build_topology
+    from jaxnet.traffic import build_traffic
+
+    cases = {
+        "rrg 720/17/7, polarized 13 VCs": (RRG720, "polarized", {"vcs": 13}),
+        "rrg 1224/14/5, polarized 13 VCs": (RRG1224, "polarized", {"vcs": 13}),
+        "dragonfly 876, dragonfly_minimal 3 VCs": (DF876, "dragonfly_minimal", {"vcs": 3}),
+        "valiant paper dragonfly, 100/200-packet buffers": (
+            DF876, {"name": "rval", "base": "dragonfly_minimal"},
+            {"vcs": 4, "vc_policy": "dragonfly", "input_buffer": 100, "injection_buffer": 200,
+             "output_buffer": 2, "packet_size": 10, "crossbar_speedup": 2}),
+    }
+    rows = []
+    for name, (topology, routing, router) in cases.items():
+        topo = build_topology(topology)
+        routing_cfg = routing if isinstance(routing, dict) else {"name": routing}
+        network = Network.build(topo, build_routing(routing_cfg), RouterSpec(**router))
+        spec = SimSpec(warmup=0, measure=10**9)
+        state = compiled_init(network.layout)(jax.numpy.stack([jax.random.PRNGKey(1)]))
+        state_bytes = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(state))
+        params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec)
+        lists = spec.resolved_lists(network.layout)
+        tier = tuple(steps[-1] for steps in lists) or None  # the largest lists (every ring)
+        compiled = compiled_advance(network.layout, network.routing, 200, 1, tier).lower(
+            network.net, network.tables, params, state).compile()
+        analysis = compiled.memory_analysis()
+        temp = int(getattr(analysis, "temp_size_in_bytes", 0)) if analysis else None
+        tables = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves((network.tables, network.net)))
+        per_sim = 2 * state_bytes + (temp or 0)  # input and output state of a chunk, temporaries
+        rows.append({
+            "network": name, "topology": topo.name, "state_mb": round(state_bytes / 2**20, 1),
+            "compiled_temporaries_mb": None if temp is None else round(temp / 2**20, 1),
+            "tables_mb": round(tables / 2**20, 1), "per_simulation_mb": round(per_sim / 2**20, 1),
+            "largest_batch_24_gib_host": int((24 * 2**30 * 0.85 - tables) // per_sim),
+            "largest_batch_80_gib_gpu": int((80 * 2**30 * 0.9 - tables) // per_sim),
+            "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        })
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "gpu": suite_gpu,
+          "memory": suite_memory}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="outputs/bench.json")
-    parser.add_argument("--routers", type=int, default=720)
-    parser.add_argument("--degree", type=int, default=17)
-    parser.add_argument("--servers", type=int, default=7)
-    parser.add_argument("--vcs", type=int, nargs="+", default=[4, 8])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--routing", default="minimal")
-    parser.add_argument("--traffic", default="uniform")
-    parser.add_argument("--load", type=float, default=0.5)
-    parser.add_argument("--chunk", type=int, default=200)
-    parser.add_argument("--chunks", type=int, default=3)
-    parser.add_argument("--vmap-width", default="auto",
-                        help="simulations vmapped together: auto (whole batch on GPU, 1 on CPU), all, or N")
+    parser.add_argument("--suite", choices=sorted(SUITES), default="cpu")
+    parser.add_argument("--out", default=None, help="JSON file (default outputs/bench/<suite>.json)")
+    parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
+    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    topo = build_topology({"name": "rrg", "routers": args.routers, "degree": args.degree,
-                           "seed": 1, "medoid_of": 1, "servers_per_router": args.servers})
-    width = {"auto": SimSpec(warmup=0, measure=1).resolved_vmap_width(), "all": None}.get(args.vmap_width)
-    width = width if args.vmap_width in ("auto", "all") else int(args.vmap_width)
-    results = []
-    for vcs in args.vcs:
-        for batch in args.batches:
-            row = measure(topo, args.routing, vcs, batch, args.chunk, args.chunks, args.load,
-                          args.traffic, width)
-            print(json.dumps(row))
-            results.append(row)
-    report = {
-        "topology": topo.name, "servers_per_router": args.servers, "routing": args.routing,
-        "traffic": args.traffic, "load": args.load, "device": jax.devices()[0].device_kind,
-        "devices": jax.device_count(), "jax": jax.__version__, "host": platform.node(),
-        "cpus": os.cpu_count(), "results": results,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    tmp = args.out + ".tmp"
+    rows = SUITES[args.suite](args)
+    import jax
+
+    report = {"suite": args.suite, "device": jax.devices()[0].device_kind, "jax": jax.__version__,
+              "host": platform.node(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+              "results": rows}
+    out = args.out or f"outputs/bench/{args.suite}.json"
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(report, f, indent=1)
-    os.replace(tmp, args.out)
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

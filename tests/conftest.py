@@ -1,5 +1,8 @@
 """Shared fixtures: tiny networks built straight from networkx, so engine tests do not
 depend on any particular topology builder."""
+import contextlib
+
+import jax
 import networkx as nx
 import pytest
 
@@ -23,3 +26,19 @@ def simulate_cfg(network, traffic_cfg, points, spec, **kwargs):
 @pytest.fixture(scope="session")
 def small_rrg():
     return make_network(nx.random_regular_graph(4, 16, seed=3), servers_per_router=2, vcs=4)
+
+
+@contextlib.contextmanager
+def count_compilations():
+    """Count the XLA compilations inside the block (a list that grows by one each)."""
+    compiled = []
+
+    def listen(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield compiled
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)

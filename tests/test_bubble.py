@@ -31,7 +31,7 @@ def test_bubble_on_one_vc_never_deadlocks_at_saturation(sides, routing, traffic)
     rows, state = simulate_cfg(network, traffic, [(1.0, 1), (1.0, 2)], spec)
     assert not any(row["deadlock"] for row in rows)
     assert all(row["packets_consumed"] > 0 for row in rows)
-    assert np.all(np.asarray(state.watchdog.in_network) == 0)
+    assert np.all(np.asarray(state.waiting) == 0)
     assert np.all(np.asarray(state.queue.taken) == 0)
 
 

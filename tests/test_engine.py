@@ -4,13 +4,12 @@ import jax
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import make_network, simulate_cfg
+from conftest import count_compilations, make_network, simulate_cfg
 
-from jaxnet.sim.run import compiled_advance
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.stats import wide_value
 
-TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "cycles_simulated"}
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated"}
 
 
 def _only(router_from, router_to, n_routers):
@@ -42,19 +41,24 @@ def test_zero_load_latency_formula(packet_size, router_latency, link_latency, sp
 def _check_invariants(network, state, index):
     layout = network.layout
     pick = lambda a: np.asarray(a[index])  # noqa: E731
-    for rings, depth in ((state.inputs, layout.router.input_buffer),
+    # credits within [0, capacity]: transit and injection buffers each within their own size
+    kind = np.arange(layout.in_vcs) // layout.vcs % layout.ports_per_router >= layout.ports
+    input_depth = np.where(kind, layout.router.injection_depth, layout.router.input_buffer)
+    for rings, depth in ((state.inputs, input_depth),
                          (state.outputs, layout.router.output_buffer),
                          (state.queue, layout.router.source_queue)):
         taken, gone = pick(rings.taken), pick(rings.gone)
-        assert (taken >= 0).all() and (taken <= depth).all()  # credits within [0, capacity]
+        assert (taken >= 0).all() and (taken <= depth).all()
         assert (gone >= 0).all() and (gone <= taken).all()
-    waiting = lambda r: int((pick(r.taken) - pick(r.gone)).sum())  # noqa: E731
-    in_routers = waiting(state.inputs) + waiting(state.outputs)
+    v = layout.vcs
+    per_vc = lambda r: (pick(r.taken) - pick(r.gone)).reshape(-1, v).sum(axis=0)  # noqa: E731
+    in_routers = int(per_vc(state.inputs).sum() + per_vc(state.outputs).sum())
     queued = int(pick(state.queue.taken).sum())
     generated = int(wide_value(pick(state.stats.generated_all)))
     consumed = int(wide_value(pick(state.stats.consumed_all)))
     assert generated == consumed + in_routers + queued
-    assert int(pick(state.watchdog.in_network)) == in_routers
+    # the running per-VC counters agree with the buffers' contents
+    np.testing.assert_array_equal(pick(state.waiting), np.stack([per_vc(state.inputs), per_vc(state.outputs)]))
     assert generated > 0
 
 
@@ -92,13 +96,12 @@ def test_vmap_width_never_changes_results(small_rrg):
 
 def test_loads_and_seeds_do_not_recompile(small_rrg):
     window = SimSpec(warmup=100, measure=200, chunk=150)
-    simulate_cfg(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
-    advance = compiled_advance(small_rrg.layout, small_rrg.routing, window.chunk,
-                               window.resolved_vmap_width())
-    before = advance._cache_size()
-    simulate_cfg(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
-    simulate_cfg(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)
-    assert advance._cache_size() == before == 1
+    with count_compilations() as first:
+        simulate_cfg(small_rrg, {"name": "uniform"}, [(0.3, 1), (0.6, 2)], window)
+    with count_compilations() as again:
+        simulate_cfg(small_rrg, {"name": "uniform"}, [(0.8, 5), (0.2, 9)], window)
+        simulate_cfg(small_rrg, {"name": "server_permutation"}, [(1.0, 3), (0.4, 3)], window)
+    assert len(again) == 0 < len(first)
 
 
 def test_too_few_vcs_is_a_clear_error():
@@ -127,3 +130,17 @@ def test_wide_counter_is_exact_past_int32():
     for _ in range(5):
         counter = step(counter)
     assert int(wide_value(counter)) == 5 * ((1 << 30) - 1)
+
+
+def test_injection_buffers_have_their_own_depth():
+    """router.injection_buffer sizes the injection buffers apart from the transit ones:
+    saturated, injection rings fill to their own depth and transit rings never pass theirs."""
+    network = make_network(nx.cycle_graph(6), servers_per_router=2, vcs=3, input_buffer=2,
+                           injection_buffer=5)
+    rows, state = simulate_cfg(network, {"name": "uniform"}, [(1.0, 1)],
+                               SimSpec(warmup=0, measure=1500, chunk=500))
+    layout = network.layout
+    taken = np.asarray(state.inputs.taken[0]).reshape(layout.routers, layout.ports_per_router, layout.vcs)
+    injection, transit = taken[:, layout.ports:], taken[:, : layout.ports]
+    assert injection.max() == 5 and transit.max() <= 2
+    _check_invariants(network, state, 0)

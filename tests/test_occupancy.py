@@ -20,7 +20,8 @@ from conftest import make_network
 from jaxnet.core import packets as pk
 from jaxnet.sim import phases
 from jaxnet.sim.state import init_state
-from jaxnet.sim.step import Params, cycle_step
+from jaxnet.sim.rings import EVERY_RING
+from jaxnet.sim.step import Listed, Params, cycle_step
 from jaxnet.traffic import build_traffic
 from jaxnet.traffic.device import stack_tables
 
@@ -43,14 +44,17 @@ def _trace(cycles: int):
     traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
     params = Params(load=jnp.float32(1e-9), traffic=traffic, warmup=jnp.int32(0),
                     measure=jnp.int32(10**6), watchdog=jnp.int32(10**6), generate_until=jnp.int32(0))
-    step = jax.jit(lambda s: cycle_step(layout, network.routing, net, network.tables, params, s))
-    status = jax.jit(lambda s: phases.output_status(
-        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, s.cycle), s.out_held, s.cycle))
+    step = jax.jit(lambda s, listed: cycle_step(layout, network.routing, net, network.tables, params, s, listed))
+    listed = Listed(EVERY_RING, EVERY_RING)
+    out_vc = jnp.asarray([0])  # router 0, port 0, VC 0
+    occupancy = jax.jit(lambda s: phases.output_view(
+        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, EVERY_RING, EVERY_RING, s.cycle),
+        s.out_held, out_vc, s.cycle).occupancy[0])
     seen, injected_at = [], None
     for _ in range(cycles):
-        seen.append(int(status(state)[0] & (phases.UNAVAILABLE - 1)))  # router 0, port 0, VC 0
-        state = step(state)
-        if injected_at is None and int(state.watchdog.in_network) == 1:
+        seen.append(int(occupancy(state)))
+        state, listed, _ = step(state, listed)
+        if injected_at is None and int(state.waiting.sum()) == 1:
             injected_at = int(state.cycle)  # the head is in the injection buffer from here
     return np.array(seen), injected_at
 

@@ -1,12 +1,11 @@
 """Source routing from path tables (ksp, allpaths, table): the paths, the draw by weight,
 and whole tiny simulations."""
-import dataclasses
 import itertools
 
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import simulate_cfg
+from conftest import count_compilations, simulate_cfg
 from test_engine import _check_invariants
 
 from jaxnet.paths.pathset import PathSet, all_pairs, directed_links
@@ -15,7 +14,7 @@ from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.routing.route_tables import route_routers, with_weights
 from jaxnet.routing.table import TablePaths
-from jaxnet.sim.run import Network, compiled_advance
+from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
@@ -205,22 +204,20 @@ def test_weights_pick_the_path_and_never_recompile(rrg):
     rows, _ = simulate_cfg(network, traffic, [(0.2, 1)], window)
     assert rows[0]["packets_consumed"] > 10
     assert rows[0]["average_hops"] == lengths[longest]
-    advance = compiled_advance(network.layout, network.routing, window.chunk,
-                               window.resolved_vmap_width())
-    before = advance._cache_size()
     weights[row] = 0.0
     weights[row, 0] = 1.0
     shorter = with_weights(network, weights, valid)
-    rows2, state = simulate_cfg(shorter, traffic, [(0.2, 1)], window)
-    assert rows2[0]["average_hops"] == lengths[0] == rrg.distances[s, t]
-    # uniform weights over the block: every path length shows up
-    uniform = with_weights(network, np.ones(network.tables.n_paths))
-    rows3, state = simulate_cfg(uniform, traffic, [(0.2, 1)], window)
+    with count_compilations() as compiled:
+        rows2, state = simulate_cfg(shorter, traffic, [(0.2, 1)], window)
+        assert rows2[0]["average_hops"] == lengths[0] == rrg.distances[s, t]
+        # uniform weights over the block: every path length shows up
+        uniform = with_weights(network, np.ones(network.tables.n_paths))
+        rows3, state = simulate_cfg(uniform, traffic, [(0.2, 1)], window)
+    assert compiled == []
     assert rows3[0]["average_hops"] == pytest.approx(lengths.mean(), rel=0.15)
     used = {i for i, c in enumerate(rows3[0]["hop_histogram"]) if c}
     assert used == set(lengths.tolist())
     _check_invariants(uniform, state, 0)
-    assert advance._cache_size() == before == 1
 
 
 def test_table_from_a_path_set_file(rrg, tmp_path):
@@ -263,9 +260,38 @@ def test_memory_bytes_and_summary(rrg):
 
 def test_schemes_are_hashable_static_options():
     assert KShortestPaths(k=8) == build_routing({"name": "ksp"})
+    assert hash(KShortestPaths(k=8)) == hash(build_routing({"name": "ksp"}))
     assert KShortestPaths(k=8, seed=2) != KShortestPaths(k=8, seed=1)
-    hash(TablePaths.from_arrays(np.zeros((2, 1, 2), np.int32) + [[[0, 1]], [[1, 0]]], [0, 1], [1, 0]))
-    assert dataclasses.replace(AllMinimalPaths(), max_paths=5).max_paths == 5
+    assert AllMinimalPaths(max_paths=5) != AllMinimalPaths()
+
+
+def test_table_schemes_from_different_arrays_share_compiled_code():
+    """The arrays of `TablePaths.from_arrays` are no part of its identity: schemes from
+    different path sets compare equal and share one compiled step, and each still routes
+    by its own tables (they reach the engine traced)."""
+    topo = _graph_topo(nx.cycle_graph(5))
+    src, dst = all_pairs(topo.n_routers)
+
+    def one_long_way_round(pair):  # shortest paths, but `pair` the other way: 3 hops
+        paths = np.full((src.size, 1, 4), -1, np.int32)
+        for i, (s, t) in enumerate(zip(src.tolist(), dst.tolist())):
+            route = nx.shortest_path(topo.graph, s, t)
+            if (s, t) == pair:
+                route = max(nx.all_simple_paths(topo.graph, s, t), key=len)
+            paths[i, 0, :len(route)] = route
+        return TablePaths.from_arrays(paths, src, dst)
+
+    long_02, long_03 = one_long_way_round((0, 2)), one_long_way_round((0, 3))
+    assert long_02 == long_03 and hash(long_02) == hash(long_03)
+    a, b = _network(topo, long_02, vcs=3), _network(topo, long_03, vcs=3)
+    assert a.layout == b.layout and a.layout.max_hops == 3
+    traffic, window = _one_pair(topo, 0, 2), SimSpec(warmup=100, measure=1000, chunk=550)
+    rows_a, _ = simulate_cfg(a, traffic, [(0.2, 1)], window)
+    with count_compilations() as compiled:
+        rows_b, _ = simulate_cfg(b, traffic, [(0.2, 1)], window)
+    assert compiled == []
+    assert rows_a[0]["packets_consumed"] > 10 and rows_b[0]["packets_consumed"] > 10
+    assert rows_a[0]["average_hops"] == 3 and rows_b[0]["average_hops"] == 2
 
 
 @pytest.mark.parametrize("graph", [nx.random_regular_graph(3, 12, seed=4), nx.petersen_graph(),

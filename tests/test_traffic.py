@@ -1,6 +1,7 @@
 """Traffic patterns: distributions, destinations, own-switch policy and parameter errors."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import networkx as nx
@@ -10,8 +11,6 @@ from omegaconf import OmegaConf
 
 from jaxnet.topology import from_graph
 from jaxnet.traffic import PATTERNS, build_traffic
-from jaxnet.traffic.antmill import antmill_cycle
-from jaxnet.traffic.hamiltonian import check_cycle
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "traffic"
 P = 2  # servers per router in the test topologies
@@ -137,25 +136,52 @@ def test_switch_permutation_errors(rrg):
 
 
 # ----- Ant Mill -----------------------------------------------------------------------
+def cycle_behind(topo, dest, lam):
+    """The cycle x_0 = 0, x_1, ... of a router map x_i -> x_{i+lam}, read off the map (and
+    the graph) alone. lam prime to n: the orbit of x_0 is x_0, x_lam, x_2lam, ...; lam 2:
+    x_1 is the one common neighbour of x_0 and x_2 (a unique 2-hop shortest path)."""
+    n = topo.n_routers
+    if math.gcd(lam, n) == 1:
+        orbit = [0]
+        while len(orbit) < n:
+            orbit.append(int(dest[orbit[-1]]))
+        return np.array(orbit)[np.arange(n) * pow(lam, -1, n) % n]
+    assert lam == 2
+    (middle,) = set(topo.graph[0]) & set(topo.graph[int(dest[0])])
+    cycle = [0, middle]
+    while len(cycle) < n:
+        cycle.append(int(dest[cycle[-2]]))
+    return np.array(cycle)
+
+
+def check_hamiltonian(topo, cycle):
+    """Every router once, consecutive routers adjacent (the last one to the first)."""
+    assert sorted(cycle.tolist()) == list(range(topo.n_routers))
+    assert np.all(topo.distances[cycle, np.roll(cycle, -1)] == 1)
+
+
 @pytest.mark.parametrize("lam", [1, 2])
 def test_antmill_follows_the_unique_cycle(rrg, lam):
-    cfg = {"name": "antmill", "lam": lam, "delta": 2, "search_seed": 7}
-    table = build_traffic(cfg, rrg, seed=0)
-    cycle, delta = antmill_cycle(rrg, True, 2, 7, 60.0)
-    check_cycle(rrg, cycle, delta)
-    dest = router_map(table, rrg)
-    expected = np.empty(rrg.n_routers, np.int64)
-    expected[cycle] = np.roll(cycle, -lam)
-    assert np.array_equal(dest[:: P], expected)
+    """(H, lam) with delta 2: a Hamiltonian cycle whose routers two steps apart are joined by
+    exactly one shortest path (of 2 hops); every server goes lam steps along it."""
+    table = build_traffic({"name": "antmill", "lam": lam, "delta": 2, "search_seed": 7}, rrg, seed=0)
+    dest = router_map(table, rrg)[:: P]
+    cycle = cycle_behind(rrg, dest, lam)
+    check_hamiltonian(rrg, cycle)
+    assert np.array_equal(dest[cycle], np.roll(cycle, -lam))
+    two_ahead = np.roll(cycle, -2)
+    assert np.all(rrg.distances[cycle, two_ahead] == 2) and np.all(rrg.path_counts[cycle, two_ahead] == 1)
     assert np.array_equal(table.entry_server[:, 0], np.arange(rrg.n_servers) % P)
-    assert np.all(rrg.path_counts[cycle, expected[cycle]] == 1)
 
 
 def test_antmill_hat_variant_allows_long_lambda(rrg):
+    """(H-hat, lam): any Hamiltonian cycle, so lam may exceed the unique-path depth."""
     table = build_traffic({"name": "antmill", "lam": 5, "unique": False, "search_seed": 1}, rrg, seed=0)
-    cycle, _ = antmill_cycle(rrg, False, None, 1, 60.0)
-    check_cycle(rrg, cycle, 1)
-    assert np.array_equal(router_map(table, rrg)[cycle * P], np.roll(cycle, -5))
+    dest = router_map(table, rrg)[:: P]
+    cycle = cycle_behind(rrg, dest, 5)
+    check_hamiltonian(rrg, cycle)
+    assert np.array_equal(dest[cycle], np.roll(cycle, -5))
+    assert (rrg.distances[cycle, np.roll(cycle, -5)] < 5).any()  # shortcuts: beyond any delta
 
 
 def test_antmill_cycle_changes_with_the_simulation_seed(rrg):
@@ -257,7 +283,7 @@ def test_cartesian_errors(rrg):
 def uniform_router_matrix(topo, own_share):
     """Expected router matrix of a uniform pattern: `own_share` of the traffic to the own
     router's other servers, the rest spread evenly over the other routers."""
-    s, p, n = topo.n_servers, topo.servers_per_router, topo.n_routers
+    s, n = topo.n_servers, topo.n_routers
     expected = np.full((s, n), (1 - own_share) / (n - 1))
     expected[np.arange(s), own_router(topo)] = own_share
     return expected
@@ -331,15 +357,29 @@ def test_hot_region_errors(rrg):
 
 # ----- demand -------------------------------------------------------------------------
 def test_random_demand(rrg):
+    """Random integers 0..max_value (7) per ordered router pair, fixed by `seed`: row shares
+    times row totals (the busiest row's total scales the rates) give back an integer matrix
+    whose off-diagonal values are spread evenly over 0..7."""
     table = build_traffic({"name": "demand", "seed": 3}, rrg, seed=0)
     matrix = check_distribution(table, rrg)
     again = build_traffic({"name": "demand", "seed": 3}, rrg, seed=9)
     assert np.array_equal(again.alias_prob, table.alias_prob)  # fixed by `seed`, not the sim seed
-    rows = np.random.default_rng(3).integers(0, 8, size=(rrg.n_routers, rrg.n_routers)).astype(float)
-    np.fill_diagonal(rows, 0)
-    own = own_router(rrg)
-    assert np.allclose(matrix, rows[own] / rows.sum(axis=1)[own, None])
-    assert np.allclose(table.rate, rows.sum(axis=1)[own] / rows.sum(axis=1).max())
+    other = build_traffic({"name": "demand", "seed": 4}, rrg, seed=0)
+    assert not np.allclose(other.router_matrix(P), matrix)
+    n, max_value = rrg.n_routers, 7
+    share, rate = matrix[::P], table.rate[::P].astype(np.float64)
+    assert np.allclose(matrix, np.repeat(share, P, axis=0))  # all servers of a router alike
+
+    def scaled(busiest_total):
+        return share * (rate * busiest_total)[:, None]
+
+    totals = [k for k in range(1, max_value * n) if np.allclose(scaled(k), np.round(scaled(k)), atol=1e-3)]
+    demand = np.round(scaled(totals[0]))
+    assert demand.sum(axis=1).max() == totals[0] and np.all(np.diag(demand) == 0)
+    values = demand[~np.eye(n, dtype=bool)].astype(int)
+    assert values.min() == 0 and values.max() == max_value
+    # n (n - 1) = 4032 draws: each value's share is 1/8 with standard deviation 0.005
+    assert np.allclose(np.bincount(values) / values.size, 1 / (max_value + 1), atol=0.025)
 
 
 @pytest.mark.parametrize("suffix", [".npy", ".csv"])
@@ -376,14 +416,21 @@ def test_demand_errors(rrg, tmp_path):
 
 # ----- mixture ------------------------------------------------------------------------
 def test_mixture_superposes(rrg):
+    """1 : 3 of uniform and a neighbour permutation: the matrix less a quarter of uniform's
+    is 3/4 of a 0/1 matrix sending every router's servers to one neighbour, a permutation
+    of the routers (which one the seed decides)."""
     parts = [{"name": "uniform"}, {"name": "neighbour_permutation"}]
-    mixed = build_traffic({"name": "mixture", "patterns": parts, "weights": [1, 3]}, rrg, seed=5)
-    uniform = build_traffic(parts[0], rrg, seed=5).router_matrix(P)
-    # sub-patterns draw from the simulation generator in list order, as in the mixture
-    rng = np.random.default_rng([5, 0x7A11C])
-    permutation = PATTERNS["neighbour_permutation"](rrg, rng).router_matrix(P)
+    cfg = {"name": "mixture", "patterns": parts, "weights": [1, 3]}
+    mixed = build_traffic(cfg, rrg, seed=5)
     matrix = check_distribution(mixed, rrg, own_allowed=True)
-    assert np.allclose(matrix, 0.25 * uniform + 0.75 * permutation)
+    assert np.allclose(mixed.rate, 1.0)
+    permutation = (matrix - 0.25 * uniform_router_matrix(rrg, (P - 1) / (rrg.n_servers - 1))) / 0.75
+    dest = permutation.argmax(axis=1)
+    assert np.allclose(permutation, np.eye(rrg.n_routers)[dest])
+    assert np.array_equal(dest, np.repeat(dest[::P], P))  # all servers of a router alike
+    assert sorted(dest[::P]) == list(range(rrg.n_routers))
+    assert np.all(rrg.distances[np.arange(rrg.n_routers), dest[::P]] == 1)
+    assert not np.allclose(build_traffic(cfg, rrg, seed=6).router_matrix(P), matrix)
 
 
 def test_mixture_weights_rates(rrg):

@@ -19,9 +19,15 @@ def _mix(x):
 
 
 def random_bits(seed, cycle, purpose: int, n: int):
-    """uint32 [n] random words for one purpose in one cycle."""
+    """uint32 [n] random words for one purpose in one cycle, for indices 0 .. n - 1."""
+    return random_bits_at(seed, cycle, purpose, jnp.arange(n, dtype=jnp.uint32))
+
+
+def random_bits_at(seed, cycle, purpose: int, index):
+    """uint32 random words for one purpose in one cycle at the given indices (any shape):
+    the same word for an index whatever else is drawn."""
     base = _mix(seed ^ _mix(cycle.astype(jnp.uint32) * jnp.uint32(64) + jnp.uint32(purpose)))
-    return _mix(base + jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))
+    return _mix(base + index.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))
 
 
 def hash_words(a, b):

@@ -34,6 +34,11 @@ class Layout:
         return self.router.vcs
 
     @property
+    def input_depth(self) -> int:
+        """Slots of every input ring: the larger of the transit and injection buffer sizes."""
+        return max(self.router.input_buffer, self.router.injection_depth)
+
+    @property
     def in_ports(self) -> int:
         return self.routers * (self.ports + self.servers_per_router)
 

@@ -1,10 +1,76 @@
-"""FIFO ring operations on `Rings` (one ring per (port, VC), all of depth `depth`)."""
+"""FIFO ring operations on `Rings` (one ring per (port, VC), all of depth `depth`).
+
+Work follows the packets: most operations take `ids`, the rings to touch (int32 [K], a
+compact list of the occupied ones, see `RingList`), or None for every ring. The two forms
+give the same results; the list form costs K, not the number of rings.
+"""
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import jax
 import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
 from jaxnet.sim.state import Rings
+
+
+class RingList(NamedTuple):
+    """Rings to process this cycle: ids int32 [K] (in increasing order, padded with 0) and
+    valid bool [K]; or ids None for every ring (valid then all True)."""
+
+    ids: jnp.ndarray | None
+    valid: jnp.ndarray | bool
+
+
+EVERY_RING = RingList(None, True)
+
+
+def _positions(mask, capacity: int):
+    """(index [capacity] of the first `capacity` entries where mask holds, in order (0
+    padded), count of entries where it holds). A prefix sum and a scatter: on CPU about
+    three times faster than jnp.nonzero."""
+    position = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32))
+    index = jnp.zeros(capacity, jnp.int32).at[jnp.where(mask, position - 1, capacity)].set(
+        jnp.arange(mask.shape[0], dtype=jnp.int32), mode="drop")
+    return index, position[-1]
+
+
+def compact(mask, capacity: int) -> tuple[RingList, jnp.ndarray]:
+    """(the rings where `mask` (bool [n]) holds as a list of `capacity` entries, how many
+    hold). Entries past the capacity are left out: the caller checks the count."""
+    index, count = _positions(mask, capacity)
+    return RingList(index, jnp.arange(capacity) < count), count
+
+
+def compact_listed(listed: RingList, mask, capacity: int) -> tuple[RingList, jnp.ndarray]:
+    """The entries of a list where `mask` (bool [K]) holds, as `compact`."""
+    index, count = _positions(mask, capacity)
+    return RingList(listed.ids[index], jnp.arange(capacity) < count), count
+
+
+def pick(array, ids):
+    """array[ids] (ids in bounds), or the whole array when ids is None."""
+    return array if ids is None else take_rows(array, ids)
+
+
+def put(array, ids, where, value):
+    """array with array[ids[k]] = value[k] where where[k]; elementwise when ids is None."""
+    if ids is None:
+        return jnp.where(where, value, array)
+    return array.at[jnp.where(where, ids, array.shape[0])].set(value, mode="drop")
+
+
+def bump(array, ids, amount):
+    """array with amount[k] added at ids[k] (ids distinct); elementwise when ids is None."""
+    if ids is None:
+        return array + amount
+    return array.at[ids].add(amount, mode="drop")
+
+
+def ring_ids(rings: Rings, ids):
+    """int32 ring ids of a list (arange for every ring)."""
+    return jnp.arange(rings.first.shape[0], dtype=jnp.int32) if ids is None else ids
 
 
 def take_rows(array, index):
@@ -12,39 +78,39 @@ def take_rows(array, index):
     return array.at[index].get(mode="promise_in_bounds")
 
 
+def take_field(slots, row, field: int):
+    """slots[row, field] for rows known to be in bounds: one field of some records."""
+    return slots.at[row, field].get(mode="promise_in_bounds")
+
+
 def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
 
-def release(rings: Rings, cycle, depth: int) -> Rings:
-    """Free the oldest gone slot of every ring whose FREE_AT has come (one per cycle
+def release(rings: Rings, listed: RingList, cycle, depth: int) -> Rings:
+    """Free the oldest gone slot of the listed rings whose FREE_AT has come (one per cycle
     suffices: packets leave a ring at most once per cycle)."""
-    n = rings.first.shape[0]
-    oldest = rings.slots[jnp.arange(n) * depth + rings.first, pk.FREE_AT]
-    free = (rings.gone > 0) & (oldest <= cycle)
+    ids = listed.ids
+    first, gone = pick(rings.first, ids), pick(rings.gone, ids)
+    oldest = take_field(rings.slots, ring_ids(rings, ids) * depth + first, pk.FREE_AT)
+    free = listed.valid & (gone > 0) & (oldest <= cycle)
     step = free.astype(jnp.int32)
-    return rings._replace(
-        first=_wrap(rings.first + step, depth), taken=rings.taken - step, gone=rings.gone - step
-    )
+    return rings._replace(first=put(rings.first, ids, free, _wrap(first + 1, depth)),
+                          taken=bump(rings.taken, ids, -step), gone=bump(rings.gone, ids, -step))
 
 
-def head_rows(rings: Rings, depth: int):
-    """(row [n], waiting bool [n]): slot row of the first waiting packet of every ring."""
-    n = rings.first.shape[0]
-    return jnp.arange(n) * depth + _wrap(rings.first + rings.gone, depth), rings.taken > rings.gone
+def head_rows(rings: Rings, ids, depth: int):
+    """(row, waiting bool) of the first waiting packet of the listed rings."""
+    first, gone, taken = pick(rings.first, ids), pick(rings.gone, ids), pick(rings.taken, ids)
+    return ring_ids(rings, ids) * depth + _wrap(first + gone, depth), taken > gone
 
 
-def heads(rings: Rings, depth: int):
-    """(row, record [n, F], waiting bool [n]) of the first waiting packet of every ring."""
-    row, waiting = head_rows(rings, depth)
-    return row, take_rows(rings.slots, row), waiting
-
-
-def pop_heads(rings: Rings, row, leaving, free_at) -> Rings:
-    """The head packets where `leaving` (bool [n]) leave; their slots free at `free_at`."""
+def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
+    """The listed rings' head packets (slot `row`) leave where `leaving`; their slots free
+    at `free_at`."""
     drop = rings.slots.shape[0]
     slots = rings.slots.at[jnp.where(leaving, row, drop), pk.FREE_AT].set(free_at, mode="drop")
-    return rings._replace(slots=slots, gone=rings.gone + leaving.astype(jnp.int32))
+    return rings._replace(slots=slots, gone=bump(rings.gone, ids, leaving.astype(jnp.int32)))
 
 
 def push(rings: Rings, ring, valid, records, depth: int) -> Rings:

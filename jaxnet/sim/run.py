@@ -60,23 +60,51 @@ class Network:
 
 
 _INT_MAX = 2**31 - 1
+# Buffers in use per server at saturation (occupied input rings, waiting heads, occupied
+# output rings, output rings with a packet to send), measured on RRGs (docs/benchmarks.md).
+FULL_LOAD_IN_USE = (5.0, 1.0, 8.0, 4.0)
 
 
 @functools.lru_cache(maxsize=32)
 def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
-                     vmap_width: int | None = None):
-    """jit of n_cycles steps of a batch: vmap over `vmap_width` simulations at a time (the
-    whole batch when None), lax.map over the rest; cached per static structure."""
+                     vmap_width: int | None = None, tier: tuple | None = None):
+    """jit of n_cycles steps of a batch -> (state, int32 [batch, 3] most rings listed in a
+    cycle): vmap over `vmap_width` simulations at a time (the whole batch when None),
+    lax.map over the rest; `tier` the ring-list capacities (`step.cycle_step`). The input
+    state is kept (a chunk whose lists overflowed is redone from it); cached per structure."""
 
     def one(net, tables, params, state):
-        return run_cycles(layout, routing, net, tables, params, state, n_cycles)
+        return run_cycles(layout, routing, net, tables, params, state, n_cycles, tier)
 
     def batch(net, tables, params, state):
-        if vmap_width is None:
+        n = jax.tree_util.tree_leaves(state)[0].shape[0]
+        if vmap_width is None or vmap_width >= n:
             return jax.vmap(one, in_axes=(None, None, 0, 0))(net, tables, params, state)
         return jax.lax.map(lambda ps: one(net, tables, *ps), (params, state), batch_size=vmap_width)
 
-    return jax.jit(batch, donate_argnums=(3,))
+    return jax.jit(batch)
+
+
+def fit_lists(lists: tuple, peak, margin: float = 1.25) -> tuple | None:
+    """The list capacities (one per list) that hold `margin` x the counts `peak`: per list
+    the smallest step that does, its last (every ring) if none; None when there are no
+    lists (every buffer every cycle)."""
+    if not lists:
+        return None
+    return tuple(next((k for k in steps if k >= margin * count), steps[-1])
+                 for steps, count in zip(lists, np.asarray(peak)))
+
+
+def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, lists: tuple, tier):
+    """(state after n_cycles, the counts of buffers listed at most in a cycle): runs with
+    list capacities `tier` and redoes the chunk with larger ones while a list overflowed."""
+    while True:
+        advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, tier)
+        new_state, peak = advance(network.net, network.tables, params, state)
+        peak = np.asarray(peak).max(axis=0)
+        if tier is None or bool(np.all(peak <= np.asarray(tier))):
+            return new_state, peak
+        tier = fit_lists(lists, np.maximum(peak, tier), margin=2.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -84,8 +112,9 @@ def compiled_init(layout: Layout):
     return jax.jit(jax.vmap(lambda key: init_state(layout, key)))
 
 
-def _shard(tree, n_points: int):
-    """Place the batch axis across all visible devices (no-op on one device)."""
+def shard(tree, n_points: int):
+    """Place the batch axis across all visible devices (no-op on one device or when the
+    batch does not divide evenly; `simulate` pads it so that it does)."""
     devices = jax.devices()
     if len(devices) == 1 or n_points % len(devices):
         return tree
@@ -121,18 +150,22 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     for load, _ in points:
         require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
     n = len(points)
-    params = batch_params(traffic, points, spec)
-    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
-    params, keys = _shard((params, keys), n)
+    # one simulation per device at least: pad the batch with copies of its last point
+    extra = -n % jax.device_count()
+    batch_points, batch_traffic = list(points) + [points[-1]] * extra, list(traffic) + [traffic[-1]] * extra
+    params = batch_params(batch_traffic, batch_points, spec)
+    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in batch_points])
+    params, keys = shard((params, keys), len(batch_points))
 
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
-    advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width())
+    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
     chunks = math.ceil(spec.total / spec.chunk)
     bar = _progress(spec.chunk * chunks, n, progress)
     compile_s = None
+    peak = first_guess(network.layout, max(load for load, _ in points))
     for i in range(chunks):
-        state = advance(network.net, network.tables, params, state)
+        state, peak = advance_chunk(network, params, state, spec.chunk, width, lists, fit_lists(lists, peak))
         if i == 0:
             jax.block_until_ready(state)
             compile_s = time.perf_counter() - start
@@ -147,8 +180,14 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     device = jax.devices()[0].device_kind
     for row in rows:
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s, 3), batch=n,
-                   device=device, cycles_simulated=spec.chunk * chunks)
-    return rows, state
+                   device=device, devices=jax.device_count(), cycles_simulated=spec.chunk * chunks)
+    return rows, jax.tree_util.tree_map(lambda a: a[:n], state)
+
+
+def first_guess(layout: Layout, load: float):
+    """Buffers in use per cycle to size the first chunk's lists: measured multiples of the
+    server count on RRG 720 / 1224 at saturation, scaled by the offered load (docs/benchmarks.md)."""
+    return np.asarray(FULL_LOAD_IN_USE) * layout.servers * min(1.0, load + 0.25)
 
 
 def _progress(total: int, n: int, enabled: bool):

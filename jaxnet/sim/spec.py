@@ -9,7 +9,7 @@ from typing import Mapping
 
 import jax
 
-from jaxnet.core.validate import require, require_int
+from jaxnet.core.validate import is_int, require, require_int
 from jaxnet.routing import vc_policy
 
 # Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
@@ -23,6 +23,10 @@ SELECTIONS = ("available_first", "best_first")
 # Virtual cut-through on every hop, or bubble flow control in the rings of a torus (a head
 # entering a ring needs room for two packets, one continuing in its ring room for one).
 FLOW_CONTROLS = ("cut_through", "bubble")
+# sim.active_lists: auto lists the buffers in use from this many input VCs on, each list's
+# capacity a power of sqrt(2) times the server count (docs/benchmarks.md).
+AUTO_LISTS_FROM = 16384
+AUTO_LIST_STEPS = tuple(2.0 ** (k / 2) for k in range(-10, 12))
 
 
 def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
@@ -48,6 +52,7 @@ class RouterSpec:
     source_queue: int = 20
     vc_policy: str = vc_policy.AUTO
     injection_buffers: int | None = None
+    injection_buffer: int | None = None
     injection_policy: str = "lowest"
     selection: str = "available_first"
     flow_control: str = "cut_through"
@@ -81,6 +86,8 @@ class RouterSpec:
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")
         if self.injection_buffers is not None:
             require_int(self.injection_buffers, "router.injection_buffers", 1, self.vcs)
+        if self.injection_buffer is not None:
+            require_int(self.injection_buffer, "router.injection_buffer", 1)
 
     def latency_by_class(self) -> dict:
         if not isinstance(self.link_latency, tuple):
@@ -94,6 +101,11 @@ class RouterSpec:
         require(class_name in table, "router.link_latency", dict(table),
                 f"a latency for every link class of the topology (missing {class_name!r})")
         return table[class_name]
+
+    @property
+    def injection_depth(self) -> int:
+        """Packets per injection buffer (injection port VC); transit buffers hold input_buffer."""
+        return self.input_buffer if self.injection_buffer is None else self.injection_buffer
 
     @property
     def injection_vcs(self) -> int:
@@ -122,6 +134,11 @@ class SimSpec:
     # the same compiled call. "auto": the whole batch on GPU/TPU, 1 on CPU (XLA:CPU's
     # batched gathers cost more than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
+    # Capacities a cycle's lists of buffers in use may take: four increasing lists (occupied
+    # input rings, input rings with a waiting head, occupied output rings, output rings with
+    # a packet to send); "auto": powers of two times the server count, none on small
+    # networks; null: every buffer every cycle. Results never depend on them.
+    active_lists: str | tuple | None = "auto"
 
     @classmethod
     def from_config(cls, cfg: Mapping) -> "SimSpec":
@@ -142,11 +159,28 @@ class SimSpec:
             require_int(self.generate_until, "sim.generate_until", 0)
         require(self.vmap_width in ("auto", None) or (isinstance(self.vmap_width, int) and self.vmap_width >= 1),
                 "sim.vmap_width", self.vmap_width, "'auto', null (whole batch) or an integer >= 1")
+        lists = self.active_lists
+        ok = lists in ("auto", None) or (isinstance(lists, (list, tuple)) and len(lists) == 4 and all(
+            isinstance(s, (list, tuple)) and len(s) > 0 and all(is_int(k) and k >= 1 for k in s) for s in lists))
+        require(ok, "sim.active_lists", lists, "'auto', null (every buffer) or four lists of capacities")
+        if isinstance(lists, list):
+            object.__setattr__(self, "active_lists", tuple(tuple(sorted(int(k) for k in s)) for s in lists))
 
     @property
     def points(self) -> list[tuple[float, int]]:
         """The (offered load, seed) grid, loads outermost."""
         return [(float(load), int(seed)) for load in self.loads for seed in self.seeds]
+
+    def resolved_lists(self, layout) -> tuple:
+        """Per list, the increasing capacities it may take on `layout`, ending with every ring
+        (nothing: every buffer every cycle, no lists)."""
+        lists = self.active_lists
+        if lists == "auto":
+            if layout.in_vcs < AUTO_LISTS_FROM:
+                return ()
+            lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * 4
+        rings = (layout.in_vcs, layout.in_vcs, layout.out_vcs, layout.out_vcs)
+        return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), rings))
 
     def resolved_vmap_width(self) -> int | None:
         if self.vmap_width == "auto":

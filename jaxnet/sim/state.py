@@ -31,12 +31,10 @@ class Rings(NamedTuple):
 class Watchdog(NamedTuple):
     """Deadlock detection: packets inside and nothing moving for `sim.watchdog` cycles.
 
-    in_network: int32 [] packets in router buffers now.
     last_move: int32 [] last cycle a packet moved inside the network.
     deadlock_at: int32 [] first cycle the watchdog fired, -1 if never.
     """
 
-    in_network: jnp.ndarray
     last_move: jnp.ndarray
     deadlock_at: jnp.ndarray
 
@@ -46,7 +44,8 @@ class SimState(NamedTuple):
 
     cycle: int32 [] current cycle.
     seed: uint32 [] random seed word (from the PRNG key of the simulation seed).
-    inputs: Rings over input (port, VC)s, depth router.input_buffer.
+    inputs: Rings over input (port, VC)s, depth `Layout.input_depth` (the larger of the
+      transit and injection buffers; each kind holds at most its own size).
     outputs: Rings over output (port, VC)s, depth router.output_buffer.
     queue: Rings over servers (source queues), depth router.source_queue.
     in_busy: int32 [in_vcs] cycle from which an input VC may start another transfer.
@@ -54,6 +53,8 @@ class SimState(NamedTuple):
     port_busy: int32 [out_ports] cycle from which an output link is idle.
     port_rr: int32 [out_ports] round-robin VC pointer of each output link.
     server_busy: int32 [S] cycle from which a server's link to its router is idle.
+    waiting: int32 [2, V] packets waiting in input (row 0) and output (row 1) buffers, per VC
+      (the packets inside routers are its sum).
     watchdog: Watchdog.
     stats: Stats.
     """
@@ -68,6 +69,7 @@ class SimState(NamedTuple):
     port_busy: jnp.ndarray
     port_rr: jnp.ndarray
     server_busy: jnp.ndarray
+    waiting: jnp.ndarray
     watchdog: Watchdog
     stats: Stats
 
@@ -85,7 +87,7 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
-        inputs=_rings(layout.in_vcs, spec.input_buffer, N_FIELDS),
+        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS),
         outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS),
         queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS),
         in_busy=zeros(layout.in_vcs),
@@ -93,6 +95,7 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         port_busy=zeros(layout.out_ports),
         port_rr=zeros(layout.out_ports),
         server_busy=zeros(s),
-        watchdog=Watchdog(jnp.int32(0), jnp.int32(0), jnp.int32(-1)),
+        waiting=jnp.zeros((2, layout.vcs), jnp.int32),
+        watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
         stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
     )

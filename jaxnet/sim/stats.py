@@ -76,27 +76,29 @@ def empty_stats(servers: int, out_ports: int, vcs: int, max_hops: int) -> Stats:
 
 
 class Events(NamedTuple):
-    """What the phases of one cycle report, for the statistics (shapes per simulation).
+    """What the phases of one cycle report, for the statistics (shapes per simulation; K
+    entries of the output ring list that `send_on_links` processed).
 
-    no_route: bool [in_vcs] heads that had no candidate at all.
-    sent: int32 [out_ports, F] the packet each output link started (valid where `send`).
-    to_router, to_server: bool [out_ports] links that started a packet towards a router /
-      towards a server (the tail reaches the server L cycles later).
+    no_route: bool [...] heads that had no candidate at all.
+    sent: int32 [K, F] the packet each listed output ring started (valid where to_router or
+      to_server); port: int32 [K] its output port.
+    to_router, to_server: bool [K] a packet started towards a router / towards a server (the
+      tail reaches the server L cycles later).
     injected: bool [S] servers that moved a packet into their router (its head arrives at
       t + 1).
     enqueued, missed: bool [S] generations that entered the source queue / found it full.
-    waiting_in, waiting_out: int32 [V] packets waiting in input / output buffers, per VC.
+    waiting: int32 [2, V] packets waiting in input / output buffers, per VC, after the cycle.
     """
 
     no_route: jnp.ndarray
     sent: jnp.ndarray
+    port: jnp.ndarray
     to_router: jnp.ndarray
     to_server: jnp.ndarray
     injected: jnp.ndarray
     enqueued: jnp.ndarray
     missed: jnp.ndarray
-    waiting_in: jnp.ndarray
-    waiting_out: jnp.ndarray
+    waiting: jnp.ndarray
 
 
 def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, measure) -> Stats:
@@ -118,9 +120,10 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
         hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(counted_i)),
-        link_packets=stats.link_packets + (events.to_router & window_now).astype(jnp.int32),
-        input_occupancy=wide_add(stats.input_occupancy, events.waiting_in * window_i),
-        output_occupancy=wide_add(stats.output_occupancy, events.waiting_out * window_i),
+        link_packets=stats.link_packets.at[events.port].add(
+            (events.to_router & window_now).astype(jnp.int32), mode="drop"),
+        input_occupancy=wide_add(stats.input_occupancy, events.waiting[0] * window_i),
+        output_occupancy=wide_add(stats.output_occupancy, events.waiting[1] * window_i),
         no_route=wide_add(stats.no_route, jnp.sum(events.no_route, dtype=jnp.int32) * window_i),
         generated_all=wide_add(stats.generated_all, jnp.sum(events.enqueued, dtype=jnp.int32)),
         consumed_all=wide_add(stats.consumed_all, jnp.sum(events.to_server, dtype=jnp.int32)),

@@ -1,7 +1,12 @@
 """One router cycle of the whole network, as a pure function of the state: the phases of
 `jaxnet.sim.phases` in DESIGN order, then the statistics and the watchdog. With link
 latency 1 an uncontended packet needs L + H cycles from its head entering the first router
-to its tail reaching the destination server (docs/engine.md)."""
+to its tail reaching the destination server (docs/engine.md).
+
+Work follows the packets: a cycle lists the occupied input and output rings
+(`rings.compact`) and processes only those. The lists have static capacities (a `tier`);
+each cycle reports how many rings it had to list, so a run whose lists overflowed is redone
+with a larger tier (`jaxnet.sim.run`), and every ring (tier None) always fits."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -12,6 +17,7 @@ import jax.numpy as jnp
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import phases
 from jaxnet.sim.layout import Layout, NetArrays
+from jaxnet.sim.rings import EVERY_RING, RingList, compact, compact_listed
 from jaxnet.sim.state import SimState, Watchdog
 from jaxnet.sim.stats import Events, record
 from jaxnet.traffic.device import Traffic
@@ -35,57 +41,111 @@ class Params(NamedTuple):
     generate_until: jnp.ndarray
 
 
-def _waiting_per_vc(rings, v_count: int):
-    return (rings.taken - rings.gone).reshape(-1, v_count).sum(axis=0)
-
-
-def watch(watchdog: Watchdog, moved, n_injected, n_ejected, limit, t) -> Watchdog:
+def watch(watchdog: Watchdog, moved, in_network, limit, t) -> Watchdog:
     """The watchdog after one cycle: fires (once) when packets are inside and nothing has
     moved for more than `limit` cycles."""
-    in_network = watchdog.in_network + n_injected - n_ejected
     last_move = jnp.where(moved, t, watchdog.last_move)
     stuck = (in_network > 0) & (t - last_move > limit) & (watchdog.deadlock_at < 0)
-    return Watchdog(in_network, last_move, jnp.where(stuck, t, watchdog.deadlock_at))
+    return Watchdog(last_move, jnp.where(stuck, t, watchdog.deadlock_at))
+
+
+class Listed(NamedTuple):
+    """The buffers in use, carried from cycle to cycle: in_list the occupied input rings,
+    out_list the occupied output rings (`rings.RingList`, EVERY_RING when not listing)."""
+
+    in_list: RingList
+    out_list: RingList
+
+
+def list_in_use(state: SimState, tier):
+    """(the occupied rings of a state listed from scratch, int32 [4] their counts as
+    `cycle_step` reports them); done once per chunk."""
+    if tier is None:
+        return Listed(EVERY_RING, EVERY_RING), jnp.zeros(4, jnp.int32)
+    in_list, n_in = compact(state.inputs.taken > 0, tier[0])
+    out_list, n_out = compact(state.outputs.taken > 0, tier[2])
+    return Listed(in_list, out_list), jnp.stack([n_in, 0, n_out, 0])
 
 
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
-               state: SimState) -> SimState:
-    """Advance one simulation by one cycle."""
-    t, seed = state.cycle, state.seed
-    inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, t)
-    out_cost = phases.output_status(layout, net, inputs, outputs, state.out_held, t)
-    requests = phases.route(layout, routing, net, tables, inputs, state.in_busy, out_cost, seed, t)
+               state: SimState, listed: Listed, tier: tuple[int, int, int, int] | None = None):
+    """(state, buffers in use after one cycle, int32 [4] counts: occupied input rings, input
+    rings with a waiting head, occupied output rings, output rings with a packet to send).
+    `tier`: the capacities of those lists (None: every ring every cycle). Results are exact
+    while no count exceeds its capacity; the lists are kept up to date from the cycle's
+    pushes, so a cycle never scans every ring."""
+    t, seed, v_count = state.cycle, state.seed, layout.vcs
+    in_list, out_list = listed
+    inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, in_list, out_list, t)
+    heads = in_list
+    if tier is not None:
+        has_head = in_list.valid & (inputs.taken[in_list.ids] > inputs.gone[in_list.ids])
+        heads, n_heads = compact_listed(in_list, has_head, tier[1])
+    requests = phases.route(layout, routing, net, tables, inputs, outputs, state.out_held,
+                            state.in_busy, heads, seed, t)
     granted = phases.allocate(layout, net, requests, seed, t)
     inputs, outputs, in_busy, out_held = phases.transfer(
-        layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, requests,
-        granted, seed, t)
+        layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,
+        requests, granted, seed, t)
+    sending = out_list
+    if tier is not None:  # output rings with a packet to send: those listed, and those empty until now
+        sending, n_sending = compact_listed(
+            out_list, out_list.valid & (outputs.taken[out_list.ids] > outputs.gone[out_list.ids]), tier[3])
+        filled_ring = jnp.where(granted, requests.out_vc, 0)
+        filled = granted & (state.outputs.taken[filled_ring] == 0)
+        sending = RingList(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
-        layout, net, inputs, outputs, state.port_busy, state.port_rr, t)
-    inputs, queue, server_busy, injected = phases.inject(
+        layout, net, inputs, outputs, state.port_busy, state.port_rr, sending, t)
+    inputs, queue, server_busy, injected, inject_ring = phases.inject(
         layout, routing, net, tables, inputs, state.queue, state.server_busy, seed, t)
     queue, enqueued, missed = phases.generate(
         layout, params.traffic, params.load, params.generate_until, queue, seed, t)
 
+    if tier is None:
+        counts = jnp.stack([jnp.sum(m, dtype=jnp.int32) for m in (
+            inputs.taken > 0, inputs.taken > inputs.gone, outputs.taken > 0, outputs.taken > outputs.gone)])
+    else:  # next cycle's lists: the rings still occupied, and the rings that were empty until now
+        arrived = jnp.where(sent.to_router, sent.down, 0)
+        in_list, n_in = compact_listed(
+            RingList(jnp.concatenate([in_list.ids, arrived, inject_ring]), None),
+            jnp.concatenate([in_list.valid & (inputs.taken[in_list.ids] > 0),
+                             sent.to_router & (state.inputs.taken[arrived] == 0),
+                             injected & (state.inputs.taken[inject_ring] == 0)]), tier[0])
+        out_list, n_out = compact_listed(
+            RingList(jnp.concatenate([out_list.ids, filled_ring]), None),
+            jnp.concatenate([out_list.valid & (outputs.taken[out_list.ids] > 0), filled]), tier[2])
+        counts = jnp.stack([n_in, n_heads, n_out, n_sending])
+
+    leaving = sent.to_router | sent.to_server
+    waiting = state.waiting + jnp.stack([
+        phases.vc_counts(sent.vc, sent.to_router, v_count) + phases.vc_counts(inject_ring % v_count, injected, v_count)
+        - phases.vc_counts(requests.ring % v_count, granted, v_count),
+        phases.vc_counts(requests.out_vc % v_count, granted, v_count) - phases.vc_counts(sent.vc, leaving, v_count),
+    ])
     events = Events(
-        no_route=requests.no_route, sent=sent.records, to_router=sent.to_router,
-        to_server=sent.to_server, injected=injected, enqueued=enqueued, missed=missed,
-        waiting_in=_waiting_per_vc(inputs, layout.vcs), waiting_out=_waiting_per_vc(outputs, layout.vcs))
+        no_route=requests.no_route, sent=sent.records, port=sent.port, to_router=sent.to_router,
+        to_server=sent.to_server, injected=injected, enqueued=enqueued, missed=missed, waiting=waiting)
     stats = record(state.stats, events, t, layout.router.packet_size, layout.max_hops,
                    params.warmup, params.measure)
-    watchdog = watch(state.watchdog, jnp.any(granted) | jnp.any(sent.to_router | sent.to_server),
-                     jnp.sum(injected, dtype=jnp.int32), jnp.sum(sent.to_server, dtype=jnp.int32),
+    watchdog = watch(state.watchdog, jnp.any(granted) | jnp.any(leaving), jnp.sum(waiting),
                      params.watchdog, t)
-    return SimState(
+    state = SimState(
         cycle=t + 1, seed=seed, inputs=inputs, outputs=outputs, queue=queue, in_busy=in_busy,
         out_held=out_held, port_busy=port_busy, port_rr=port_rr, server_busy=server_busy,
-        watchdog=watchdog, stats=stats)
+        waiting=waiting, watchdog=watchdog, stats=stats)
+    return state, Listed(in_list, out_list), counts
 
 
-def run_cycles(layout, routing, net, tables, params, state, n_cycles: int):
-    """Advance `n_cycles` cycles with lax.scan (one simulation; vmap for a batch)."""
+def run_cycles(layout, routing, net, tables, params, state, n_cycles: int, tier=None):
+    """(state after `n_cycles` cycles with lax.scan, int32 [4] largest counts of buffers in
+    use in a cycle) for one simulation; vmap for a batch. The lists of buffers in use are
+    built once from the state and then kept up to date by each cycle."""
 
     def body(carry, _):
-        return cycle_step(layout, routing, net, tables, params, carry), None
+        state, listed, peak = carry
+        state, listed, counts = cycle_step(layout, routing, net, tables, params, state, listed, tier)
+        return (state, listed, jnp.maximum(peak, counts)), None
 
-    state, _ = jax.lax.scan(body, state, None, length=n_cycles)
-    return state
+    start = (state, *list_in_use(state, tier))
+    (state, _, peak), _ = jax.lax.scan(body, start, None, length=n_cycles)
+    return state, peak

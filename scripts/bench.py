@@ -22,7 +22,8 @@ memory   per-simulation state and compiled temporaries (XLA memory analysis) and
 
 Speed is router-cycles per second aggregated over the batch (routers x cycles x
 simulations / wall time of the measured chunks), after warm-up chunks that reach the
-load's steady state; each figure is the best of `--repeats` measurement windows (the
+load's steady state (at least 3, and until the capacities of the lists of buffers in use
+stop changing, each new capacity being one compilation; the warm-up's time is reported); each figure is the best of `--repeats` measurement windows (the
 machine's timing noise is about 10 %).
 """
 from __future__ import annotations
@@ -47,13 +48,24 @@ SMALL = {
 }
 
 
+MAX_WARMUP_CHUNKS = 60  # chunks to reach the steady state before measuring
+
+
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
             chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform"):
     """Speed of one configuration: a batch of `batch` points (seeds 1..batch) at `load`."""
     import jax
 
     from jaxnet.routing import build_routing
-    from jaxnet.sim.run import Network, advance_chunk, batch_params, compiled_init, first_guess, fit_lists, shard
+    from jaxnet.sim.run import (
+        Network,
+        advance_chunk,
+        batch_params,
+        compiled_init,
+        first_guess,
+        fit_lists,
+        shard,
+    )
     from jaxnet.sim.spec import RouterSpec, SimSpec
     from jaxnet.topology import build_topology
     from jaxnet.traffic import build_traffic
@@ -62,7 +74,7 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     network = Network.build(topo, build_routing(routing), RouterSpec(**router))
     spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width)
     points = [(load, seed) for seed in range(1, batch + 1)]
-    params = batch_params([build_traffic({"name": traffic}, topo, 1)] * batch, points, spec)
+    params = batch_params([build_traffic({"name": traffic}, topo, 1)] * batch, points, spec, network.layout)
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
@@ -72,9 +84,14 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    for _ in range(warmup_chunks):  # the load's steady state, and its list capacities compiled
-        state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
+    tiers, warm = [fit_lists(lists, peak)], 0
+    while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
+        # the load's steady state: until the list capacities stop changing (each new one compiles)
+        state, peak = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
+        tiers.append(fit_lists(lists, peak))
+        warm += 1
     jax.block_until_ready(state)
+    warmup_s = time.perf_counter() - start
     walls = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -90,7 +107,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         "batch": batch, "vmap_width": width, "devices": jax.device_count(), "cycles": cycles,
         "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
-        "first_chunk_s_incl_compile": round(first, 2), "wall_s": round(min(walls), 3),
+        "first_chunk_s_incl_compile": round(first, 2), "warmup_chunks": warm,
+        "warmup_s_incl_compiles": round(warmup_s, 1), "wall_s": round(min(walls), 3),
         "lists": list(map(int, fit_lists(lists, peak) or ())), "in_use_peak": list(map(int, peak)),
         "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "peak_device_bytes": memory.get("peak_bytes_in_use") if memory else None,
@@ -187,7 +205,7 @@ def suite_memory(args):
         spec = SimSpec(warmup=0, measure=10**9)
         state = compiled_init(network.layout)(jax.numpy.stack([jax.random.PRNGKey(1)]))
         state_bytes = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(state))
-        params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec)
+        params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec, network.layout)
         lists = spec.resolved_lists(network.layout)
         tier = tuple(steps[-1] for steps in lists) or None  # the largest lists (every ring)
         compiled = compiled_advance(network.layout, network.routing, 200, 1, tier).lower(

@@ -22,7 +22,8 @@ from jaxnet.paths.weights import (
     random_demand,
     uniform_weights,
 )
-from jaxnet.results import plot_panels, write_rows
+from jaxnet.results import write_rows
+from jaxnet.results.plots import curves_figure
 from jaxnet.routing.table import TablePaths
 from jaxnet.sim.run import Network, compiled_advance, simulate
 from jaxnet.sim.spec import RouterSpec, SimSpec
@@ -76,7 +77,9 @@ def main():
                                                     window.resolved_vmap_width())._cache_size()
     write_rows(out / "results.csv", rows)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    plot_panels(rows, out / "curves.png", title="DF114, k=4 multi-MCF cyclic, ")
+    for row in rows:
+        row["curve"] = row["routing"]
+    curves_figure(rows, "throughput", out / "curves.png", "DF114, k=4 multi-MCF cyclic paths")
 
 
 if __name__ == "__main__":

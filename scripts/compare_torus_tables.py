@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jaxnet.results import plot_panels, write_rows
+from jaxnet.results import write_rows
+from jaxnet.results.plots import curves_figure
 from jaxnet.routing import build_routing
 from jaxnet.sim.run import Network, simulate
 from jaxnet.sim.spec import RouterSpec, SimSpec
@@ -51,7 +52,9 @@ def main():
             print(f"{algorithm:8s} {name:11s} peak accepted {peak:.3f}  deadlock "
                   f"{any(r['deadlock'] for r in result)}")
     write_rows(out / "results.csv", rows)
-    plot_panels(rows, out / "curves.png", title="4x2x2x2 torus, ")
+    for row in rows:
+        row["curve"] = row["routing"]
+    curves_figure(rows, "throughput", out / "curves.png", "4x2x2x2 torus, Angara tables")
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
+from jaxnet.core.files import write_atomic
 from jaxnet.routing import build_routing
 from jaxnet.sim.run import Network, simulate
 from jaxnet.sim.spec import RouterSpec, SimSpec
@@ -110,11 +110,8 @@ def main():
     rows = []
     for section in args.sections:
         rows += {"polarized": polarized, "torus": torus}[section](args.uniform, args.networks)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".results.json.tmp"
-    tmp.write_text(json.dumps(rows, indent=1, default=str))
-    os.replace(tmp, out / "results.json")
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    write_atomic(Path(args.out) / "results.json", json.dumps(rows, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from jaxnet.cli.common import write_atomic
+from jaxnet.core.files import write_atomic
 from jaxnet.paths.mcf import ALGORITHMS, find_paths
 from jaxnet.paths.pathset import PathSet
 from jaxnet.topology import build_topology

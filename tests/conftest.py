@@ -1,7 +1,9 @@
 """Shared fixtures: tiny networks built straight from networkx, so engine tests do not
 depend on any particular topology builder."""
 import contextlib
+import sys
 
+import absl.logging
 import jax
 import networkx as nx
 import pytest
@@ -11,6 +13,13 @@ from jaxnet.sim.run import Network, simulate
 from jaxnet.sim.spec import RouterSpec
 from jaxnet.topology import from_graph
 from jaxnet.traffic import tables_for_points
+
+
+# absl (imported by optax and chex) keeps a logging handler on the stderr of its import
+# time, which under pytest is pytest's capture; each in-process Hydra app reconfigures
+# logging, which closes every handler, and absl's closes its stream unless it is the current
+# sys.stderr (not so while tests/apps.py redirects it): point it at the real stderr.
+absl.logging.get_absl_handler().python_handler.stream = sys.__stderr__
 
 
 def make_network(graph, servers_per_router=2, routing="minimal", **router):

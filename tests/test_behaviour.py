@@ -21,7 +21,8 @@ from jaxnet.traffic import PATTERNS
 CONF = Path(__file__).resolve().parents[1] / "conf"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour_rows.json"
 RECORD = os.environ.get("JAXNET_RECORD_BEHAVIOUR") == "1"
-TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated"}
+# how and where a row was simulated, not what: left out of the comparison
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated", "topology_name"}
 
 TORUS = {"name": "torus", "sides": [4, 4], "servers_per_router": 2}
 HAMMING = {"name": "hamming", "sides": [4, 4], "servers_per_router": 2}
@@ -119,7 +120,10 @@ def _recorded():
     return json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# fast tier: every routing scheme and router option; the traffic patterns (each also tested on
+# its own in tests/test_traffic.py) in the slow tier
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n.startswith("traffic_") else ())
+                                  for n in sorted(CASES)])
 def test_rows_match_the_fixture_and_drain(name, tmp_path):
     rows, state = run_case(name, tmp_path)
     for row in rows:
@@ -139,8 +143,9 @@ def test_rows_match_the_fixture_and_drain(name, tmp_path):
 # Lists of buffers in use small enough that chunks overflow them, are redone with larger
 # ones and end up listing every buffer: the rows must not change.
 LISTS = [[8, 30], [3, 12], [12, 60], [6, 30]]
-LIST_CASES = ["routing_polarized", "routing_valiant_recomp", "routing_torus_table", "ugal_threshold",
-              "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup"]
+LIST_CASES = [pytest.param(name, marks=() if name == "dor_bubble" else pytest.mark.slow)
+              for name in ("routing_polarized", "routing_valiant_recomp", "routing_torus_table", "ugal_threshold",
+                           "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup")]
 
 
 @pytest.mark.parametrize("name", LIST_CASES)

@@ -19,8 +19,8 @@ from conftest import make_network
 
 from jaxnet.core import packets as pk
 from jaxnet.sim import phases
-from jaxnet.sim.state import init_state
 from jaxnet.sim.rings import EVERY_RING
+from jaxnet.sim.state import init_state
 from jaxnet.sim.step import Listed, Params, cycle_step
 from jaxnet.traffic import build_traffic
 from jaxnet.traffic.device import stack_tables

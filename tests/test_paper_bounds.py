@@ -129,6 +129,7 @@ def test_hot_region_reaches_the_valiant_paper_bound():
     assert 0.8 * bound <= accepted <= 1.02 * bound
 
 
+@pytest.mark.slow  # a larger reproduction: slow tier
 def test_valiant_reaches_about_half_of_minimal_under_uniform():
     minimal = saturated(RRG, {"name": "minimal"}, {"name": "uniform"}, vcs=3)
     valiant = saturated(RRG, {"name": "valiant"}, {"name": "uniform"}, vcs=6)
@@ -157,6 +158,7 @@ def test_rval_on_adv_local_far_above_valiant():
 NEIGHBOUR = {"name": "neighbour_permutation", "server_map": "same", "mixing_sweeps": 20}
 
 
+@pytest.mark.slow  # a larger reproduction: slow tier
 def test_polarized_algorithm_1_against_minimal_on_a_small_rrg():
     """The Polarized paper's Algorithm 1 (best_first): minimal's throughput under neighbour
     permutations (equal here: the occupancy it sees on the saturated link stays below

@@ -177,6 +177,7 @@ def test_omni_random_walks_respect_the_rules(sides, max_deroutes):
     assert all(len(r) == topo.distances[s, t] for r, s, t in zip(routes, src, dst))
 
 
+@pytest.mark.slow  # a larger reproduction: slow tier
 def test_omni_delivers_every_packet_and_bounds_hops():
     topo = build_topology({"name": "hamming", "sides": [3, 3, 3], "servers_per_router": 2})
     network = Network.build(topo, build_routing({"name": "omni"}), RouterSpec(vcs=6))

@@ -90,6 +90,7 @@ def test_ugal_uniform_delivers_and_stays_mostly_minimal(dragonfly):
     assert rows[0]["average_hops"] < dragonfly.average_distance + 0.5
 
 
+@pytest.mark.slow  # a larger reproduction: slow tier
 def test_ugal_threshold_biases_towards_minimal(dragonfly):
     traffic = {"name": "uniform"}
     _, plain, _ = _run(dragonfly, {"name": "ugal"}, 6, traffic, [0.5])

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from jaxnet.core.files import load_arrays
+
 
 def directed_links(neighbor: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Number the directed links of a port table.
@@ -142,19 +144,21 @@ class PathSet:
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path) -> "PathSet":
+    def load(cls, path, parameter: str = "path_file") -> "PathSet":
         import ast
 
-        with np.load(path) as f:
-            return cls(
-                paths=f["paths"],
-                pair_src=f["pair_src"],
-                pair_dst=f["pair_dst"],
-                length=f["length"],
-                valid=f["valid"],
-                link_src=f["link_src"],
-                link_dst=f["link_dst"],
-                algorithm=str(f["algorithm"]),
-                params=ast.literal_eval(str(f["params"])),
-                link_counts_by_cycle=f["link_counts_by_cycle"] if "link_counts_by_cycle" in f else None,
-            )
+        f = load_arrays(path, parameter, ("paths", "pair_src", "pair_dst", "length", "valid", "link_src",
+                                          "link_dst", "algorithm", "params"),
+                        "a path set written by jaxnet-paths (paths.npz)")
+        return cls(
+            paths=f["paths"],
+            pair_src=f["pair_src"],
+            pair_dst=f["pair_dst"],
+            length=f["length"],
+            valid=f["valid"],
+            link_src=f["link_src"],
+            link_dst=f["link_dst"],
+            algorithm=str(f["algorithm"]),
+            params=ast.literal_eval(str(f["params"])),
+            link_counts_by_cycle=f["link_counts_by_cycle"] if "link_counts_by_cycle" in f else None,
+        )

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxnet.core.files import load_arrays
 from jaxnet.core.validate import require, require_int, require_number
 from jaxnet.paths.deadlock import (
     channel_dependency_graph,
@@ -425,8 +426,9 @@ def save_table(table: RoutingTable, path: Path) -> Path:
     return path
 
 
-def load_table(path: Path) -> RoutingTable:
+def load_table(path: Path, parameter: str = "routing.table_file") -> RoutingTable:
     """Read a table written by `save_table` (info is empty)."""
-    with np.load(path) as data:
-        shape = TorusShape(tuple(int(s) for s in data["sides"]), tuple(bool(w) for w in data["wrap"]))
-        return RoutingTable(shape, data["turns"], str(data["algorithm"]), data["directions"], {})
+    data = load_arrays(path, parameter, ("sides", "wrap", "turns", "algorithm", "directions"),
+                       "a routing table written by jaxnet-tables (table.npz)")
+    shape = TorusShape(tuple(int(s) for s in data["sides"]), tuple(bool(w) for w in data["wrap"]))
+    return RoutingTable(shape, data["turns"], str(data["algorithm"]), data["directions"], {})

@@ -59,6 +59,11 @@ class RoutingScheme:
     # True if the scheme redraws routing fields of packets blocked at the head of an
     # injection buffer (`on_blocked`); the engine skips that work otherwise.
     recomputes: ClassVar[bool] = False
+    # True if `max_hops` is the longest route itself, not only a bound on it.
+    exact_max_hops: ClassVar[bool] = False
+    # Random draws of the fields set at injection that the route explorer follows per router
+    # pair (schemes with random intermediates need more to meet their longest route).
+    explore_draws: ClassVar[int] = 1
 
     def build_tables(self, topo: Topology) -> Any:
         """Host-side tables (a pytree of numpy arrays)."""
@@ -75,6 +80,13 @@ class RoutingScheme:
     def dateline_vcs(self, topo: Topology, tables: Any) -> int:
         """VCs of the scheme's own dateline VCs (vc_policy=dateline)."""
         raise NotImplementedError
+
+    def check_deadlock_free(self, topo: Topology, tables: Any, policy: str) -> None:
+        """Refuse (ValueError naming the cycle) routes whose channel dependencies close a
+        cycle under the resolved VC `policy`. Nothing to check by default: under `hops` every
+        route climbs one VC per hop and `dragonfly` climbs one per phase, so their channel
+        dependency graphs are acyclic by construction; schemes that follow routes given as
+        data under `dateline` or `ring` check them here."""
 
     def at_injection(self, tables, router, packets, bits):
         """Fill per-packet routing fields when a packet enters its first router.

@@ -84,6 +84,7 @@ class DimensionOrder(RoutingScheme):
     """Dimension-order routing with dateline VCs on tori (see the module docstring)."""
 
     name: ClassVar[str] = "dor"
+    exact_max_hops: ClassVar[bool] = True
     vc_policies: ClassVar[tuple[str, ...]] = ("dateline", "ring")
     tie: str = "source_parity"
 

@@ -30,6 +30,8 @@ class NextHopRouting(RoutingScheme):
     """Hop-by-hop adaptive among the ports a next-hop table allows; lowest occupancy wins.
     Subclasses give the table and the route lengths it implies (`routes`)."""
 
+    exact_max_hops: ClassVar[bool] = True
+
     def routes(self, topo):
         """(route length [R, R], next-hop bit words uint32 [R, R, W])."""
         raise NotImplementedError
@@ -75,6 +77,7 @@ class SourceMinimal(RoutingScheme):
     """
 
     name: ClassVar[str] = "source_minimal"
+    exact_max_hops: ClassVar[bool] = True
 
     def build_tables(self, topo):
         return SourceMinimalTables(

@@ -111,6 +111,7 @@ class PathTableRouting(RoutingScheme):
     """Base of the path-table schemes: subclasses implement `build_routes`."""
 
     name: ClassVar[str] = "path_table"
+    exact_max_hops: ClassVar[bool] = True
 
     def build_routes(self, topo: Topology) -> Routes:
         raise NotImplementedError

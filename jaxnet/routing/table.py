@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from jaxnet.core.files import load_arrays
 from jaxnet.core.validate import require
 from jaxnet.paths.enumerate import Routes, routes_from_routers
 from jaxnet.routing.route_tables import PathTableRouting
@@ -61,11 +62,10 @@ class TablePaths(PathTableRouting):
     def _load(self):
         if self.arrays is not None:
             return self.arrays
-        with np.load(self.path_file) as f:
-            for key in ("paths", "pair_src", "pair_dst"):
-                require(key in f, "routing.path_file", self.path_file, f"an .npz with array '{key}'")
-            arrays = {key: f[key] for key in ("paths", "pair_src", "pair_dst")}
-            arrays["valid"] = f["valid"] if "valid" in f else arrays["paths"][:, :, 0] >= 0
+        f = load_arrays(self.path_file, "routing.path_file", ("paths", "pair_src", "pair_dst"),
+                        "a path set written by jaxnet-paths (paths.npz)")
+        arrays = {key: f[key] for key in ("paths", "pair_src", "pair_dst")}
+        arrays["valid"] = f["valid"] if "valid" in f else arrays["paths"][:, :, 0] >= 0
         arrays["weights"] = None if self.weights == "uniform" else self._load_weights()
         return arrays
 
@@ -74,9 +74,9 @@ class TablePaths(PathTableRouting):
             self.path_file, str(Path(self.path_file).with_name("weights.npz"))]
         for name in candidates:
             if name and os.path.isfile(name):
-                with np.load(name) as f:
-                    if self.weights in f:
-                        return f[self.weights].astype(np.float32)
+                f = load_arrays(name, "routing.weights_file", what="an .npz of path weights (jaxnet-paths)")
+                if self.weights in f:
+                    return f[self.weights].astype(np.float32)
         raise ValueError(f"routing.weights: no array '{self.weights}' in {candidates} "
                          "(allowed: 'uniform' or an array [n_pairs, k] of the weights file)")
 

@@ -16,6 +16,7 @@ the resulting channel dependency graph is acyclic and that the watchdog never fi
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import ClassVar, NamedTuple
 
 import jax.numpy as jnp
@@ -23,11 +24,17 @@ import numpy as np
 
 from jaxnet.core import packets as pk
 from jaxnet.core.validate import require
+from jaxnet.paths.deadlock import (
+    channel_dependency_graph,
+    dependency_pairs,
+    find_deadlock_cycle,
+)
 from jaxnet.paths.enumerate import Routes, routes_from_routers
 from jaxnet.paths.torus_graph import KINDS, TorusShape
 from jaxnet.paths.torus_tables import (
     ALGORITHMS,
     build_table,
+    deadlock_cycle,
     load_table,
     simulator_tables,
 )
@@ -68,6 +75,15 @@ def dateline_vcs(topo: Topology, routers: np.ndarray) -> np.ndarray:
     return vc
 
 
+@functools.lru_cache(maxsize=8)
+def _cached_table(routing: "TorusTableRouting", sides: tuple, kind: str):
+    """The routing's table (built or loaded once per network, as the genetic search is slow)."""
+    if routing.table_file:
+        return load_table(routing.table_file)
+    extra = {"seed": routing.seed} if routing.algorithm == "genetic" else {}
+    return build_table(TorusShape.build(list(sides), kind), routing.algorithm, routing.augment, **extra)
+
+
 @dataclasses.dataclass(frozen=True)
 class TorusTableRouting(PathTableRouting):
     """Follow an Angara routing table: generated at build time (`algorithm`, `augment`,
@@ -83,24 +99,40 @@ class TorusTableRouting(PathTableRouting):
     def __post_init__(self):
         require(self.algorithm in ALGORITHMS, "routing.algorithm", self.algorithm, f"one of {ALGORITHMS}")
 
-    def _routers(self, topo: Topology):
+    def _table(self, topo: Topology):
         kind = topo.name.split("(")[0]
         require(kind in KINDS and topo.coords is not None, "topology", topo.name,
                 f"torus_table routing needs one of {KINDS}")
-        if self.table_file:
-            table = load_table(self.table_file)
-        else:
-            extra = {"seed": self.seed} if self.algorithm == "genetic" else {}
-            table = build_table(TorusShape.build(list(topo.sides), kind), self.algorithm,
-                                self.augment, **extra)
+        table = _cached_table(self, tuple(topo.sides), kind)
         require(table.shape.n_nodes == topo.n_routers, "routing.table_file", self.table_file,
                 f"a table for {topo.n_routers} routers")
-        hops = simulator_tables(table)
+        return table
+
+    def _routers(self, topo: Topology):
+        hops = simulator_tables(self._table(topo))
         n = topo.n_routers
         src, dst = np.nonzero(~np.eye(n, dtype=bool))
         seq = np.concatenate([hops["router"][src, dst], np.full((len(src), 1), -1, np.int32)], axis=1)
         seq[np.arange(len(src)), hops["length"][src, dst].astype(np.int64)] = dst
         return src.astype(np.int64) * n + dst, seq
+
+    def check_deadlock_free(self, topo, tables, policy):
+        """Under `ring` (bubble flow control) dependencies straight on along a ring are
+        tolerated and any cycle through a turn is refused; under `dateline` a channel is a
+        (link, dateline VC) pair and every cycle is refused."""
+        if policy == "ring":
+            cycle = deadlock_cycle(self._table(topo))
+        else:
+            _, routers = self._routers(topo)
+            n, vc = topo.n_routers, dateline_vcs(topo, routers).astype(np.int64)
+            here, there = routers[:, :-1].astype(np.int64), routers[:, 1:].astype(np.int64)
+            channels = np.where((here >= 0) & (there >= 0), (here * n + there) * 2 + vc, -1)
+            found = find_deadlock_cycle(channel_dependency_graph(dependency_pairs(channels)))
+            cycle = None if found is None else [f"{c // 2 // n}->{c // 2 % n} vc{c % 2}" for c in found]
+        source = ("routing.table_file", self.table_file) if self.table_file else ("routing.algorithm", self.algorithm)
+        require(cycle is None, *source, f"deadlock-free routes under vc_policy={policy}; these channels "
+                f"depend on each other in a cycle: {' -> '.join(map(str, (cycle or [])[:12]))}"
+                f"{' ...' if cycle and len(cycle) > 12 else ''}")
 
     def build_routes(self, topo):
         pair, routers = self._routers(topo)

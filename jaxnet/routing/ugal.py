@@ -67,6 +67,7 @@ class Ugal(RoutingScheme):
     """
 
     name: ClassVar[str] = "ugal"
+    explore_draws: ClassVar[int] = 16
     threshold: int = 0
 
     def __post_init__(self):

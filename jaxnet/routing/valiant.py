@@ -71,6 +71,7 @@ class Valiant(RoutingScheme):
 
     name: ClassVar[str] = "valiant"
     restricted: ClassVar[bool] = False
+    explore_draws: ClassVar[int] = 16
     base: str = "minimal"
 
     def build_tables(self, topo):

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import json
+import logging
 import math
+import os
 import time
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jax
@@ -41,14 +46,29 @@ class Network:
 
     @classmethod
     def build(cls, topo: Topology, routing: RoutingScheme, router: RouterSpec) -> "Network":
+        """The network; `router.vcs: auto` sizes the VCs as the scheme's VC policy needs on
+        this topology, with hop VCs from the exact longest route (`longest_route`)."""
         require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
         tables = routing.build_tables(topo)
         max_hops = int(routing.max_hops(topo, tables))
         policy = vc_policy.resolve(router.vc_policy, routing, router.flow_control)
         needed = int(vc_policy.vcs_needed(policy, routing, topo, tables))
+        routing.check_deadlock_free(topo, tables, policy)
+        if router.vcs == "auto":
+            require(needed <= 64, "router.vcs", "auto", f"at most 64 VCs ({routing.name} needs {needed})")
+            network = cls._assemble(topo, routing, dataclasses.replace(router, vcs=needed), max_hops, policy, tables)
+            if policy != "hops":
+                return network
+            longest = longest_route(network)
+            return cls._assemble(topo, routing, dataclasses.replace(router, vcs=max(longest, 1)), longest,
+                                 policy, tables)
         require(router.vcs >= needed, "router.vcs", router.vcs,
                 f">= {needed}: routing={routing.name} with vc_policy={policy} needs {needed} VCs "
                 f"on {topo.name} (longest route {max_hops} hops)")
+        return cls._assemble(topo, routing, router, max_hops, policy, tables)
+
+    @classmethod
+    def _assemble(cls, topo, routing, router, max_hops, policy, tables) -> "Network":
         layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops, policy)
         return cls(topo, routing, layout, build_net_arrays(topo, layout),
                    jax.tree_util.tree_map(jnp.asarray, tables))
@@ -60,6 +80,28 @@ class Network:
 
 
 _INT_MAX = 2**31 - 1
+# `router.vcs: auto` follows every route of a scheme whose routes the static bound only
+# bounds up to this many routers (the route explorer); above it the bound is used.
+EXPLORE_UP_TO = 128
+
+
+def longest_route(network: "Network") -> int:
+    """The longest route of the network's scheme in router-to-router hops: its own
+    `max_hops` where that is exact, else every route followed by the route explorer
+    (networks up to EXPLORE_UP_TO routers; larger ones use the bound and say so)."""
+    routing, topo = network.routing, network.topo
+    if routing.exact_max_hops:
+        return network.layout.max_hops
+    if topo.n_routers > EXPLORE_UP_TO:
+        logging.getLogger("jaxnet").warning(
+            "router.vcs=auto: %s routes on %d routers are not all followed (more than %d): using the "
+            "bound of %d hops", routing.name, topo.n_routers, EXPLORE_UP_TO, network.layout.max_hops)
+        return network.layout.max_hops
+    from jaxnet.sim.explore import explore_routes
+
+    return int(explore_routes(network, draws=routing.explore_draws).longest)
+
+
 # Buffers in use per server at saturation (occupied input rings, waiting heads, occupied
 # output rings, output rings with a packet to send), measured on RRGs (docs/benchmarks.md).
 FULL_LOAD_IN_USE = (5.0, 1.0, 8.0, 4.0)
@@ -85,14 +127,18 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
     return jax.jit(batch)
 
 
+# Above this fraction of its rings in one list, visiting every buffer is cheaper than the
+# lists (RRG 720 at load 1.0: 17k router-cycles/s with lists of 80% of the rings; docs/benchmarks.md).
+FULL_SCAN_FROM = 0.5
+
+
 def fit_lists(lists: tuple, peak, margin: float = 1.25) -> tuple | None:
     """The list capacities (one per list) that hold `margin` x the counts `peak`: per list
-    the smallest step that does, its last (every ring) if none; None when there are no
-    lists (every buffer every cycle)."""
-    if not lists:
+    the smallest step that does; None (every buffer every cycle) when there are no lists or
+    one would hold more than FULL_SCAN_FROM of its rings."""
+    if not lists or any(margin * count > FULL_SCAN_FROM * steps[-1] for steps, count in zip(lists, np.asarray(peak))):
         return None
-    return tuple(next((k for k in steps if k >= margin * count), steps[-1])
-                 for steps, count in zip(lists, np.asarray(peak)))
+    return tuple(next(k for k in steps if k >= margin * count) for steps, count in zip(lists, np.asarray(peak)))
 
 
 def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, lists: tuple, tier):
@@ -102,7 +148,9 @@ def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, 
         advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, tier)
         new_state, peak = advance(network.net, network.tables, params, state)
         peak = np.asarray(peak).max(axis=0)
-        if tier is None or bool(np.all(peak <= np.asarray(tier))):
+        if tier is None:  # every buffer was visited: stay so (counts are not kept then)
+            return new_state, np.array([steps[-1] for steps in lists], np.int64) if lists else peak
+        if bool(np.all(peak <= np.asarray(tier))):
             return new_state, peak
         tier = fit_lists(lists, np.maximum(peak, tier), margin=2.0)
 
@@ -123,8 +171,16 @@ def shard(tree, n_points: int):
     return jax.device_put(tree, sharding)
 
 
+def quiet_cycles(layout: Layout) -> int:
+    """The longest a network that is still moving can go without a grant or a link start: a
+    packet's tail crossing, its link and its credits' way back, and router latency."""
+    spec = layout.router
+    longest_link = max(spec.latency_by_class().values())
+    return spec.packet_size + spec.transfer_cycles + 2 * longest_link + spec.router_latency + 2
+
+
 def batch_params(traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
-                 spec: SimSpec) -> Params:
+                 spec: SimSpec, layout: Layout) -> Params:
     """Traced inputs of a batch: one traffic table and one (load, seed) point per simulation."""
     n = len(points)
     return Params(
@@ -132,28 +188,114 @@ def batch_params(traffic: Sequence[TrafficTable], points: Sequence[tuple[float, 
         traffic=stack_tables(traffic),
         warmup=jnp.full(n, spec.warmup, jnp.int32),
         measure=jnp.full(n, spec.measure, jnp.int32),
-        watchdog=jnp.full(n, spec.watchdog, jnp.int32),
+        watchdog=jnp.full(n, spec.watchdog + quiet_cycles(layout), jnp.int32),
         generate_until=jnp.full(n, _INT_MAX if spec.generate_until is None else spec.generate_until,
                                 jnp.int32),
     )
 
 
+class InvariantError(RuntimeError):
+    """A run broke packet conservation or a credit bound (an engine bug, never bad input)."""
+
+
+@functools.lru_cache(maxsize=32)
+def compiled_check(layout: Layout):
+    """jit of the invariants of a batch: (conservation holds [n], credits within bounds [n])."""
+    kind = (jnp.arange(layout.in_vcs) // layout.vcs) % layout.ports_per_router >= layout.ports
+    input_depth = jnp.where(kind, layout.router.injection_depth, layout.router.input_buffer)
+
+    def one(state):
+        def within(rings, depth):
+            return jnp.all((rings.taken >= 0) & (rings.taken <= depth) & (rings.gone >= 0) & (rings.gone <= rings.taken))
+
+        generated = state.stats.generated_all[0] * (1 << 30) + state.stats.generated_all[1]
+        consumed = state.stats.consumed_all[0] * (1 << 30) + state.stats.consumed_all[1]
+        conserved = generated == consumed + jnp.sum(state.waiting) + jnp.sum(state.queue.taken)
+        credits = (within(state.inputs, input_depth) & within(state.outputs, layout.router.output_buffer)
+                   & within(state.queue, layout.router.source_queue))
+        return conserved, credits
+
+    return jax.jit(jax.vmap(one))
+
+
+def check_invariants(network: "Network", state, points) -> None:
+    """Raise InvariantError naming the point and the invariant a batch state breaks."""
+    conserved, credits = (np.asarray(x) for x in compiled_check(network.layout)(state))
+    for i, point in enumerate(points):
+        if not conserved[i] or not credits[i]:
+            what = "packet conservation" if not conserved[i] else "credit bounds (0 <= taken <= depth)"
+            raise InvariantError(f"invariant broken at cycle {int(np.asarray(state.cycle)[i])}, load "
+                                 f"{point[0]:g} seed {point[1]}: {what}")
+
+
+def stuck_buffers(network: "Network", state, index: int, limit: int = 4) -> list[str]:
+    """A few (router, port, VC) input buffers of simulation `index` that hold waiting
+    packets, with their heads' destination routers (for deadlock reports)."""
+    layout = network.layout
+    taken, gone = np.asarray(state.inputs.taken[index]), np.asarray(state.inputs.gone[index])
+    first = np.asarray(state.inputs.first[index])
+    rings = np.nonzero(taken > gone)[0][:limit]
+    slots = np.asarray(state.inputs.slots[index])
+    out = []
+    for ring in rings:
+        row = ring * layout.input_depth + (first[ring] + gone[ring]) % layout.input_depth
+        router, rest = divmod(int(ring), layout.ports_per_router * layout.vcs)
+        port, vc = divmod(rest, layout.vcs)
+        kind = "injection port" if port >= layout.ports else "port"
+        out.append(f"router {router} {kind} {port} VC {vc} ({int(taken[ring] - gone[ring])} waiting, "
+                   f"head for router {int(slots[row, 1])})")
+    return out
+
+
+def _signature(network: "Network", points, spec: SimSpec) -> str:
+    blob = json.dumps([network.topo.name, network.routing.name, repr(network.routing), repr(network.layout),
+                       list(points), spec.warmup, spec.measure, spec.chunk, spec.generate_until, spec.watchdog])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _save_checkpoint(path: Path, state, chunk: int, signature: str) -> None:
+    leaves = jax.tree_util.tree_leaves(jax.device_get(state))
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npz")
+    np.savez(tmp, chunk=chunk, signature=signature, **{f"leaf{i}": leaf for i, leaf in enumerate(leaves)})
+    os.replace(tmp, path)
+
+
+def _load_checkpoint(path: Path, like, signature: str):
+    """(state, chunks done) from a checkpoint of the same run, or None."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as f:
+            if str(f["signature"]) != signature:
+                return None
+            leaves = [f[f"leaf{i}"] for i in range(len(jax.tree_util.tree_leaves(like)))]
+            chunk = int(f["chunk"])
+    except (OSError, ValueError, KeyError, EOFError):  # a damaged checkpoint is not trusted
+        return None
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(like), leaves), chunk
+
+
 def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
-             spec: SimSpec, progress: bool = False):
+             spec: SimSpec, progress: bool = False, checkpoint: Path | None = None, pad_to: int = 1):
     """Simulate the (offered load, seed) points as one batch, point i with traffic[i].
 
+    The batch is padded with copies of its last point to at least `pad_to` simulations and
+    to a multiple of the device count (padding reuses a compiled batch shape; its rows are
+    dropped).
     Returns (rows, final_state): one summary dict per point, and the batched final state
-    (for invariant checks).
+    (for invariant checks). With `checkpoint` and `spec.checkpoint_every`, the batch state
+    is saved there every that many cycles and a later call with the same run resumes from
+    it, with results identical to an uninterrupted run; the file is removed at the end.
     """
     require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
     require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
     for load, _ in points:
         require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
     n = len(points)
-    # one simulation per device at least: pad the batch with copies of its last point
-    extra = -n % jax.device_count()
+    extra = max(pad_to, n) - n
+    extra += -(n + extra) % jax.device_count()
     batch_points, batch_traffic = list(points) + [points[-1]] * extra, list(traffic) + [traffic[-1]] * extra
-    params = batch_params(batch_traffic, batch_points, spec)
+    params = batch_params(batch_traffic, batch_points, spec, network.layout)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in batch_points])
     params, keys = shard((params, keys), len(batch_points))
 
@@ -161,14 +303,25 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     state = compiled_init(network.layout)(keys)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
     chunks = math.ceil(spec.total / spec.chunk)
+    done = 0
+    signature = _signature(network, batch_points, spec)
+    if checkpoint is not None and spec.checkpoint_every:
+        restored = _load_checkpoint(Path(checkpoint), state, signature)
+        if restored is not None:
+            state, done = restored
+            state = shard(state, len(batch_points))
     bar = _progress(spec.chunk * chunks, n, progress)
+    bar.update(spec.chunk * done)
     compile_s = None
     peak = first_guess(network.layout, max(load for load, _ in points))
-    for i in range(chunks):
+    for i in range(done, chunks):
         state, peak = advance_chunk(network, params, state, spec.chunk, width, lists, fit_lists(lists, peak))
-        if i == 0:
-            jax.block_until_ready(state)
+        if compile_s is None:
             compile_s = time.perf_counter() - start
+        if spec.check_invariants:
+            check_invariants(network, state, batch_points)
+        if checkpoint is not None and spec.checkpoint_every and (i + 1) * spec.chunk % spec.checkpoint_every == 0:
+            _save_checkpoint(Path(checkpoint), state, i + 1, signature)
         bar.update(spec.chunk)
     jax.block_until_ready(state)
     bar.close()
@@ -179,8 +332,10 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             for i in range(n)]
     device = jax.devices()[0].device_kind
     for row in rows:
-        row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s, 3), batch=n,
+        row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
                    device=device, devices=jax.device_count(), cycles_simulated=spec.chunk * chunks)
+    if checkpoint is not None and Path(checkpoint).exists():
+        Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)
 
 

@@ -9,7 +9,7 @@ from typing import Mapping
 
 import jax
 
-from jaxnet.core.validate import is_int, require, require_int
+from jaxnet.core.validate import is_int, require, require_int, require_number
 from jaxnet.routing import vc_policy
 
 # Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
@@ -29,6 +29,14 @@ AUTO_LISTS_FROM = 16384
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 2) for k in range(-10, 12))
 
 
+def _load(value) -> float:
+    return require_number(value, "sim.loads", 0.0, 1.0, low_open=True)  # phits/cycle/server
+
+
+def _seed(value) -> int:
+    return require_int(value, "sim.seeds", 0, 2**31 - 1)
+
+
 def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
     known = {f.name for f in dataclasses.fields(cls)}
     require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
@@ -42,7 +50,7 @@ def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
 class RouterSpec:
     """The `router` config group (DESIGN section 3)."""
 
-    vcs: int = 4
+    vcs: int | str = 4  # or "auto": as many as the scheme needs on the topology
     input_buffer: int = 4
     output_buffer: int = 2
     packet_size: int = 16
@@ -66,10 +74,10 @@ class RouterSpec:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for name in ("vcs", "input_buffer", "output_buffer", "packet_size", "crossbar_speedup",
-                     "source_queue"):
+        for name in ("input_buffer", "output_buffer", "packet_size", "crossbar_speedup", "source_queue"):
             require_int(getattr(self, name), f"router.{name}", 1)
-        require_int(self.vcs, "router.vcs", 1, 64)
+        if self.vcs != "auto":
+            require_int(self.vcs, "router.vcs", 1, 64)
         require_int(self.router_latency, "router.router_latency", 0)
         for cls_name, cycles in self.latency_by_class().items():
             require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1)
@@ -85,7 +93,7 @@ class RouterSpec:
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")
         if self.injection_buffers is not None:
-            require_int(self.injection_buffers, "router.injection_buffers", 1, self.vcs)
+            require_int(self.injection_buffers, "router.injection_buffers", 1, 64 if self.vcs == "auto" else self.vcs)
         if self.injection_buffer is not None:
             require_int(self.injection_buffer, "router.injection_buffer", 1)
 
@@ -128,7 +136,10 @@ class SimSpec:
     warmup: int = 1000
     measure: int = 2000
     chunk: int = 500
+    # Cycles without a packet moving (with packets inside) beyond the longest quiet time a
+    # moving network can have (`quiet_cycles`) that count as a deadlock.
     watchdog: int = 5000
+    allow_deadlock: bool = False  # false: a run whose watchdog fired exits non-zero
     generate_until: int | None = None  # cycle at which generation stops (None: never)
     # Simulations stepped together by vmap; the rest of the batch runs through lax.map in
     # the same compiled call. "auto": the whole batch on GPU/TPU, 1 on CPU (XLA:CPU's
@@ -136,29 +147,44 @@ class SimSpec:
     vmap_width: int | str | None = "auto"
     # Capacities a cycle's lists of buffers in use may take: four increasing lists (occupied
     # input rings, input rings with a waiting head, occupied output rings, output rings with
-    # a packet to send); "auto": powers of two times the server count, none on small
+    # a packet to send); "auto": powers of sqrt(2) times the server count, none on small
     # networks; null: every buffer every cycle. Results never depend on them.
     active_lists: str | tuple | None = "auto"
+    sub_batch: int | str = "auto"  # points simulated (and written) together; auto: 2 per device
+    checkpoint_every: int | None = None  # cycles between saved states (a multiple of chunk)
+    check_invariants: bool = False  # check conservation and credit bounds after every chunk
 
     @classmethod
     def from_config(cls, cfg: Mapping) -> "SimSpec":
         values = _from_mapping(cls, "sim", cfg)
-        for key in ("loads", "seeds"):
+        for key, check in (("loads", _load), ("seeds", _seed)):
             if key in values:
-                require(isinstance(values[key], (list, tuple)) and len(values[key]) > 0,
-                        f"sim.{key}", values[key], "a non-empty list")
-                values[key] = tuple(values[key])
+                grid = values[key]
+                require(isinstance(grid, (list, tuple)) and len(grid) > 0, f"sim.{key}", grid, "a non-empty list")
+                values[key] = tuple(dict.fromkeys(check(x) for x in grid))  # duplicates merged
         return cls(**values)
 
     def __post_init__(self):
+        for key, check in (("loads", _load), ("seeds", _seed)):
+            object.__setattr__(self, key, tuple(dict.fromkeys(check(x) for x in getattr(self, key))))
         require_int(self.warmup, "sim.warmup", 0)
         require_int(self.measure, "sim.measure", 1)
         require_int(self.chunk, "sim.chunk", 1)
         require_int(self.watchdog, "sim.watchdog", 1)
         if self.generate_until is not None:
             require_int(self.generate_until, "sim.generate_until", 0)
-        require(self.vmap_width in ("auto", None) or (isinstance(self.vmap_width, int) and self.vmap_width >= 1),
+            require(self.generate_until >= self.warmup, "sim.generate_until", self.generate_until,
+                    f"null or a cycle >= sim.warmup={self.warmup}: generation may only stop after the warm-up")
+        for flag in ("allow_deadlock", "check_invariants"):
+            require(isinstance(getattr(self, flag), bool), f"sim.{flag}", getattr(self, flag), "true or false")
+        require(self.vmap_width in ("auto", None) or (is_int(self.vmap_width) and self.vmap_width >= 1),
                 "sim.vmap_width", self.vmap_width, "'auto', null (whole batch) or an integer >= 1")
+        require(self.sub_batch == "auto" or (is_int(self.sub_batch) and self.sub_batch >= 1),
+                "sim.sub_batch", self.sub_batch, "'auto' or an integer >= 1")
+        if self.checkpoint_every is not None:
+            require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk)
+            require(self.checkpoint_every % self.chunk == 0, "sim.checkpoint_every", self.checkpoint_every,
+                    f"null or a multiple of sim.chunk={self.chunk}")
         lists = self.active_lists
         ok = lists in ("auto", None) or (isinstance(lists, (list, tuple)) and len(lists) == 4 and all(
             isinstance(s, (list, tuple)) and len(s) > 0 and all(is_int(k) and k >= 1 for k in s) for s in lists))
@@ -190,3 +216,7 @@ class SimSpec:
     @property
     def total(self) -> int:
         return self.warmup + self.measure
+
+    def resolved_sub_batch(self, devices: int) -> int:
+        """Points per sub-batch: written to results as soon as they finish."""
+        return 2 * devices if self.sub_batch == "auto" else int(self.sub_batch)

@@ -150,6 +150,7 @@ def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats
     mean_or_nan = lambda a, b: float(a / b) if b else float("nan")  # noqa: E731
     in_ports = layout.in_ports
     return {
+        "topology_name": topo.name,
         "offered_load": float(point[0]),
         "seed": int(point[1]),
         "generated_load": float(stats.generated.sum() * per_server / servers),

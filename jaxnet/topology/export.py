@@ -33,6 +33,7 @@ def export_topology(topo: Topology, path, format: str | None = None) -> Path:
     """Write the router graph of `topo` to `path`; format from the suffix if not given."""
     path = Path(path)
     format = graph_format(path, format, "export", "export_format")
+    require(path.parent.is_dir(), "export", str(path), f"a file in an existing directory ({path.parent} is not one)")
     graph = topo.graph
     if format == "edgelist":
         nx.write_edgelist(graph, path, data=False)

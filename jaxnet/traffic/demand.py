@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxnet.core.files import load_arrays
 from jaxnet.core.validate import require, require_int
 from jaxnet.topology import Topology
 from jaxnet.traffic import register
@@ -62,5 +63,5 @@ def load_matrix(file: str) -> np.ndarray:
     require(path.suffix in (".npy", ".csv"), "traffic.file", file, "must end in .npy or .csv")
     require(path.is_file(), "traffic.file", file, "no such file")
     if path.suffix == ".npy":
-        return np.asarray(np.load(path), np.float64)
+        return np.asarray(load_arrays(path, "traffic.file", ("array",), "a .npy matrix")["array"], np.float64)
     return np.atleast_2d(np.loadtxt(path, delimiter=",", dtype=np.float64))

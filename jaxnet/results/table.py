@@ -1,0 +1,120 @@
+"""Results rows: one per (configuration, traffic pattern, offered load, seed), with the full
+configuration, software versions, provenance (commit, date, host) and a checksum; written
+atomically as CSV, read back with damaged rows detected and dropped (they are recomputed),
+and skipped by a sweep that already has them."""
+from __future__ import annotations
+
+import csv
+import datetime
+import functools
+import hashlib
+import io
+import json
+import platform
+import subprocess
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from jaxnet import __version__
+from jaxnet.core.files import write_atomic
+
+# The columns every results.csv starts with; then the rest of the row, the checksum last.
+LEADING_COLUMNS = [
+    "topology", "routing", "traffic", "offered_load", "seed", "accepted_load",
+    "accepted_load_min", "injected_load", "message_latency", "network_latency",
+    "average_hops", "jain_generated", "jain_consumed", "link_util_mean", "link_util_max",
+    "missed_generations", "warmup", "measure", "wall_s", "device",
+]
+CHECKSUM = "row_sha"
+# Config parts that do not change results (how a batch is run, where it is written).
+NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "checkpoint_every",
+                       "check_invariants", "sub_batch", "allow_deadlock")}
+
+
+def config_id(config: Mapping, pattern: Mapping) -> str:
+    """Short stable hash of what changes the results of a point: topology, routing, router,
+    the traffic pattern and the cycles."""
+    sim = {k: v for k, v in config["sim"].items() if k not in NOT_RESULTS["sim"]}
+    blob = json.dumps({**{k: config[k] for k in ("topology", "routing", "router")},
+                       "traffic": pattern, "sim": sim}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1)
+def provenance() -> dict:
+    """The software and machine a row comes from: versions, git commit (or 'unknown'), host."""
+    import jax
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    return {"jaxnet_version": __version__, "jax_version": jax.__version__, "git_commit": commit,
+            "host": platform.node()}
+
+
+def decorate(row: dict, config: Mapping, cid: str, pattern_label: str, pattern: Mapping) -> dict:
+    """A simulation row with its configuration, pattern, provenance and date."""
+    experiment = config.get("experiment") or {}
+    return {
+        "topology": config["topology"]["name"],
+        "routing": config["routing"]["name"],
+        "traffic": pattern_label,
+        "warmup": config["sim"]["warmup"],
+        "measure": config["sim"]["measure"],
+        **row,
+        "experiment": experiment.get("name", ""),
+        "line": config.get("line", ""),
+        "network": config.get("network", ""),
+        "scale": config.get("scale", ""),
+        "pattern": json.dumps(pattern, sort_keys=True, default=str),
+        "config_id": cid,
+        "config": json.dumps(config, sort_keys=True, default=str),
+        **provenance(),
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def _cell(value) -> str:
+    return json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+
+
+def _checksum(row: Mapping, columns: Iterable[str]) -> str:
+    text = "\x1f".join(f"{c}={_cell(row.get(c, ''))}" for c in columns if c != CHECKSUM)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_rows(path: Path) -> tuple[list[dict], int]:
+    """(rows whose checksum holds, number of damaged rows dropped) of a results.csv; a
+    missing file has none. Truncated or edited rows fail their checksum."""
+    path = Path(path)
+    if not path.exists():
+        return [], 0
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        columns = reader.fieldnames or []
+        rows = list(reader)
+    good = [r for r in rows if CHECKSUM in r and r[CHECKSUM] == _checksum(r, columns)
+            and None not in r and None not in r.values()]
+    return good, len(rows) - len(good)
+
+
+def done_points(rows: Iterable[Mapping], cid: str) -> set[tuple[float, int]]:
+    return {(float(r["offered_load"]), int(r["seed"])) for r in rows if r.get("config_id") == cid}
+
+
+def write_rows(path: Path, rows: list[Mapping]) -> None:
+    """Write all rows as CSV atomically (temp file + rename), each with its checksum."""
+    columns = list(LEADING_COLUMNS)
+    for row in rows:
+        columns += [k for k in row if k not in columns and k != CHECKSUM]
+    columns.append(CHECKSUM)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        cells = {k: _cell(v) for k, v in row.items()}
+        cells[CHECKSUM] = _checksum(cells, columns)
+        writer.writerow(cells)
+    write_atomic(Path(path), buffer.getvalue())

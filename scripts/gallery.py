@@ -1,0 +1,225 @@
+"""Regenerate the gallery: run paper figures as experiments and write docs/gallery.md.
+
+    python scripts/gallery.py                       # every figure, small scale (resumable)
+    python scripts/gallery.py polarized/fig4 antmill/fig9 --scale small
+    python scripts/gallery.py --tables              # the balanced-paths and Angara scripts
+    python scripts/gallery.py --refresh             # re-merge finished sweeps (plots, claims)
+    python scripts/gallery.py --only-page           # rewrite docs/gallery.md from what ran
+
+Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
+outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); its
+figures are copied to docs/gallery/ and its wall time, device and the claims table go to
+gallery.json beside the results. The page lists every figure that has a gallery.json, with
+the command that regenerates it and the paper-scale cost (router-cycles, from the paper-scale
+configuration) and its time at the measured speeds of docs/benchmarks.md. `--tables` runs
+the scripts that reproduce the two non-simulation papers' tables and figures (balanced
+paths, Angara tables) and the simulations built on them, and adds them to the page.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jaxnet.cli.experiment import sweep_jobs  # noqa: E402
+from jaxnet.core.files import write_atomic  # noqa: E402
+from jaxnet.results import collect  # noqa: E402
+
+OUT = ROOT / "outputs" / "gallery"
+DOCS = ROOT / "docs"
+IMAGES = DOCS / "gallery"
+# Per-process speed on RRG 720/17/7 at load 0.5 on one core of the 2-core CI machine
+# (docs/benchmarks.md): minimal routing with 4 VCs; the 2 cores together give about 1.7x.
+CPU_RATE = 0.33e6 * 1.7
+
+
+# The other papers' tables and figures: (title, command, output directory, tables, figures).
+SCRIPTS = {
+    "balanced_paths_table1": (
+        "Globally balanced paths, Table 1 and Figures 1-2 (DF114; PF307, DF510 and SF722 take hours: docs/balanced_paths.md)",
+        ["python", "scripts/reproduce_gbamcf.py", "--networks", "DF114", "--optax"], "outputs/gbamcf",
+        ["table1.md"], ["DF114_figure1.png", "DF114_figure2.png"]),
+    "balanced_paths_weights_sim": (
+        "Balanced paths: uniform vs LP vs Optax path weights, simulated on DF114 (k = 4 multi-MCF cyclic)",
+        ["python", "scripts/compare_path_weights.py"], "outputs/path_weights_sim", [], ["curves.png"]),
+    "angara_table2": (
+        "Angara routing tables, Table 2 (4x2x2x2 and its subsystems) and Figure 5 (random tori)",
+        ["python", "scripts/reproduce_angara.py"], "outputs/angara", ["table2.md"], ["figure5.png"]),
+    "angara_tables_sim": (
+        "Angara tables simulated: BFS, SSSP, genetic on the 4x2x2x2 torus",
+        ["python", "scripts/compare_torus_tables.py"], "outputs/torus_tables_sim", [], ["curves.png"]),
+}
+
+
+def copy_figure(source: Path, target: Path, limit: int = 200_000) -> None:
+    """Copy a PNG into docs/, as a 256-colour palette image when it would exceed `limit` bytes."""
+    shutil.copyfile(source, target)
+    if target.stat().st_size > limit:
+        from PIL import Image
+
+        Image.open(source).convert("RGB").quantize(256).save(target, optimize=True)
+
+
+def run_script(key: str) -> None:
+    title, command, out, tables, figures = SCRIPTS[key]
+    print("$", " ".join(command), flush=True)
+    start = time.time()
+    done = subprocess.run(command, cwd=ROOT)
+    record = {"name": key, "title": title, "exit": done.returncode, "wall_s": round(time.time() - start, 1),
+              "command": " ".join(command), "figures": [], "tables": ""}
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    for figure in figures:
+        if (ROOT / out / figure).exists():
+            target = IMAGES / f"{key}_{figure}"
+            copy_figure(ROOT / out / figure, target)
+            record["figures"].append(target.relative_to(DOCS).as_posix())
+    record["tables"] = "\n\n".join((ROOT / out / t).read_text().strip() for t in tables if (ROOT / out / t).exists())
+    (OUT / "tables").mkdir(parents=True, exist_ok=True)
+    write_atomic(OUT / "tables" / f"{key}.json", json.dumps(record, indent=1))
+
+
+def experiments() -> list[str]:
+    names = sorted(str(p.relative_to(ROOT / "conf" / "experiment").with_suffix(""))
+                   for p in (ROOT / "conf" / "experiment").glob("*/fig*.yaml"))
+    return sorted(names, key=lambda n: (n.split("/")[0], int(n.split("fig")[1])))
+
+
+def routers(topology: dict) -> int:
+    """Routers of a topology config, without building it (for cost estimates)."""
+    name = topology["name"]
+    if name == "rrg":
+        return int(topology["routers"])
+    if name == "dragonfly":
+        a, h = int(topology["a"]), int(topology["h"])
+        return a * int(topology.get("groups") or a * h + 1)
+    if name in ("hamming", "torus", "mesh"):
+        return math.prod(int(s) for s in topology["sides"])
+    q = int(topology["q"])
+    return {"slimfly": 2 * q * q, "projective": 2 * (q * q + q + 1), "demiprojective": q * q + q + 1}[name]
+
+
+def paper_cost(name: str) -> float:
+    """Router-cycles of the paper-scale run: routers x cycles x loads x seeds x patterns."""
+    total = 0.0
+    for job in sweep_jobs(name, "paper"):
+        sim = job["sim"]
+        total += (routers(job["topology"]) * (int(sim["warmup"]) + int(sim["measure"]))
+                  * len(sim["loads"]) * len(sim["seeds"]) * len(job["patterns"]))
+    return total
+
+
+def run(name: str, scale: str) -> None:
+    out = OUT / scale / name.replace("/", "_")
+    command = ["jaxnet", "-m", f"+experiment={name}", f"scale={scale}", f"hydra.sweep.dir={out}"]
+    print("$", " ".join(command), flush=True)
+    start = time.time()
+    done = subprocess.run(command)
+    wall = time.time() - start
+    import jax
+
+    device = f"{jax.devices()[0].platform}: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)"
+    record = {"name": name, "scale": scale, "exit": done.returncode, "wall_s": round(wall, 1),
+              "device": device, "command": f"jaxnet -m +experiment={name} scale={scale}",
+              "paper_router_cycles": paper_cost(name), "figures": []}
+    publish(out, record)
+
+
+def publish(out: Path, record: dict) -> None:
+    """Copy a sweep's figures to docs/gallery/, take its claims table, write gallery.json."""
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    record["figures"] = []
+    for png in sorted(out.glob("*.png")):
+        target = IMAGES / f"{record['name'].replace('/', '_')}_{record['scale']}_{png.name}"
+        copy_figure(png, target)
+        record["figures"].append(target.relative_to(DOCS).as_posix())
+    claims = out / "claims.md"
+    record["claims"] = claims.read_text().split("\n", 2)[2] if claims.exists() else ""
+    write_atomic(out / "gallery.json", json.dumps(record, indent=1))
+
+
+def refresh() -> None:
+    """Re-merge every finished sweep (figures and claims from its rows, e.g. after a change to
+    the plots or the claims) without simulating again; wall times are kept."""
+    for path in sorted(OUT.glob("*/*/gallery.json")):
+        rows, _ = collect.load([d for d in path.parent.iterdir() if d.is_dir()])
+        collect.write_outputs(rows, path.parent)
+        publish(path.parent, json.loads(path.read_text()))
+
+
+def page() -> str:
+    records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*/*/gallery.json"))]
+    order = {n: i for i, n in enumerate(experiments())}
+    records.sort(key=lambda r: (order.get(r["name"], 99), r["scale"]))
+    lines = ["# Gallery: the papers' figures, regenerated",
+             "",
+             "Written by `python scripts/gallery.py` (docs/experiments.md explains the experiments).",
+             "Each figure below is one command; the small scale is a documented reduced network of",
+             "the same family and router model (each experiment file says which), so its numbers",
+             "are not the paper's: the claims tables compare the paper's statements with what jaxnet",
+             "measured, scale for scale, and say where they disagree. Magnitudes that grow with the",
+             "network (Ant Mill's slowdown is d lambda / mean distance: 3-6x on the small RRGs, 8-10x on",
+             "the paper's) are reproduced only at paper scale; the small scale checks directions,",
+             "bounds and the machinery. The paper-scale cost is",
+             "routers x cycles x loads x seeds x patterns of the paper-scale configuration; its CPU",
+             f"time assumes {CPU_RATE / 1e6:.2f} M router-cycles/s (RRG 720 minimal 4 VCs on both cores of",
+             "the CI machine, docs/benchmarks.md; Polarized with its VCs is about 2x slower). No GPU",
+             "has been measured yet, so no GPU time is estimated.",
+             ""]
+    for r in records:
+        if "paper_router_cycles" not in r:
+            continue
+        cost = r["paper_router_cycles"]
+        lines += [f"## {r['name']} ({r['scale']} scale)", "",
+                  f"    {r['command']}", "",
+                  f"Wall time {r['wall_s'] / 60:.1f} min on {r['device']}"
+                  + ("" if r["exit"] == 0 else f" (exit {r['exit']}: see the sweep's log)") + ". "
+                  f"Paper scale (`scale=paper`): {cost:.2e} router-cycles, about "
+                  f"{cost / CPU_RATE / 3600:.1f} h on the 2-core CPU.", ""]
+        lines += [f"![{r['name']} {Path(f).stem}]({f})" for f in r["figures"]] + [""]
+        if r["claims"]:
+            lines += [r["claims"].strip(), ""]
+    scripts = [json.loads(p.read_text()) for p in sorted((OUT / "tables").glob("*.json"))]
+    if scripts:
+        lines += ["# The balanced-paths and Angara papers", "",
+                  "These papers' results are tables and path or table statistics rather than",
+                  "load-throughput curves; the scripts below regenerate them (and simulate the",
+                  "resulting routes). Paper numbers are in the tables' own columns.", ""]
+    for r in scripts:
+        lines += [f"## {r['title']}", "", f"    {r['command']}", "",
+                  f"Wall time {r['wall_s'] / 60:.1f} min" + ("" if r["exit"] == 0 else f" (exit {r['exit']})") + ".", ""]
+        lines += [f"![{r['name']}]({f})" for f in r["figures"]] + [""]
+        if r["tables"]:
+            lines += [r["tables"], ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="experiments (default: all)")
+    parser.add_argument("--scale", default="small", choices=["small", "paper"])
+    parser.add_argument("--tables", action="store_true", help="run the balanced-paths and Angara scripts")
+    parser.add_argument("--refresh", action="store_true", help="re-merge finished sweeps (no simulation)")
+    parser.add_argument("--only-page", action="store_true", help="only rewrite docs/gallery.md")
+    args = parser.parse_args()
+    if args.refresh:
+        refresh()
+    elif args.tables:
+        for key in SCRIPTS:
+            run_script(key)
+    elif not args.only_page:
+        for name in args.names or experiments():
+            run(name, args.scale)
+    write_atomic(DOCS / "gallery.md", page())
+    print(f"wrote {DOCS / 'gallery.md'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Every paper figure (`conf/experiment/<paper>/fig*.yaml`) composes, resolves into valid
+jobs at both scales, and runs; the collector merges a sweep's jobs into its figures."""
+import math
+from pathlib import Path
+
+import pytest
+
+from jaxnet.cli.common import CONF_DIR
+from jaxnet.cli.experiment import sweep_jobs
+from jaxnet.cli.sweep import run_sweep
+from jaxnet.results import collect
+from jaxnet.routing import ROUTINGS
+from jaxnet.sim.run import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
+from jaxnet.topology import TOPOLOGIES, build_topology
+from jaxnet.traffic import PATTERNS, build_traffic
+
+TINY_SIM = {"loads": [0.3], "seeds": [1], "warmup": 20, "measure": 40, "chunk": 20}
+EXPLICIT = tuple(f"sim.{key}" for key in (*TINY_SIM, "check_invariants"))  # as if given on the command line
+EXPERIMENTS = sorted(str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix(""))
+                     for p in Path(CONF_DIR).glob("experiment/*/fig*.yaml"))
+
+
+def test_the_papers_figures_are_there():
+    expected = {"polarized/fig4", "polarized/fig5", "polarized/fig6", "polarized/fig8",
+                *(f"antmill/fig{i}" for i in range(5, 11)), *(f"valiant/fig{i}" for i in range(2, 6))}
+    assert expected <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+@pytest.mark.parametrize("scale", ["small", "paper"])
+def test_every_job_resolves_to_valid_groups(name, scale):
+    resolved = sweep_jobs(name, scale)
+    assert resolved, name
+    experiment = resolved[0]["experiment"]
+    lines = {job["line"] for job in resolved}
+    assert lines == set(experiment["lines"]), "every line runs on some network"
+    for job in resolved:
+        TOPOLOGIES.split(job["topology"], "topology")
+        ROUTINGS.split(job["routing"], "routing")
+        for pattern in job["patterns"].values():
+            PATTERNS.split(pattern, "traffic")
+        RouterSpec.from_config(job["router"])
+        spec = SimSpec.from_config(job["sim"])
+        assert job["scale"] == scale and spec.points
+    # every claim is an expression over the columns the rows have
+    for claim in experiment.get("claims", []):
+        assert {"claim", "source", "paper", "jaxnet"} <= set(claim)
+        assert claim.get("relation", "~") in ("~", ">=", "<=")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_small_scale_networks_and_patterns_build(name):
+    """Small scale: every job's network, routing tables and traffic patterns build (the VCs
+    sized by the exact longest route), so the figure cannot fail after its first job."""
+    for job in sweep_jobs(name, "small"):
+        network = Network.from_config(job)
+        assert network.layout.vcs >= 1
+        for pattern in job["patterns"].values():
+            build_traffic(pattern, network.topo, 1)
+
+
+@pytest.mark.parametrize("name", ["polarized/fig8", "antmill/fig9", "valiant/fig4"])
+def test_one_job_per_paper_runs_and_the_claims_evaluate(name, tmp_path):
+    job = sweep_jobs(name, "small")[0]
+    job["sim"].update(TINY_SIM, check_invariants=True)
+    rows = run_sweep(job, tmp_path, progress=False, explicit=EXPLICIT)
+    assert len(rows) == len(job["patterns"])
+    for row in rows:
+        assert float(row["accepted_load"]) > 0 and str(row["deadlock"]) == "False"
+    written = collect.write_outputs(rows, tmp_path, merged_csv=False)
+    for kind in job["experiment"]["plots"]:
+        assert tmp_path / f"{kind}.png" in written
+    claims = collect.evaluate_claims(rows, job["experiment"]["claims"])
+    assert all(c["verdict"] in ("agrees", "disagrees", "not run") for c in claims)
+
+
+def test_scale_keeps_bounds_and_claims_to_their_scale(tmp_path):
+    job = sweep_jobs("valiant/fig2", "small")[0]
+    job["sim"].update(TINY_SIM)
+    rows = run_sweep(job, tmp_path, progress=False, explicit=EXPLICIT)
+    collect.write_outputs(rows, tmp_path, merged_csv=False)
+    text = (tmp_path / "claims.md").read_text()
+    assert "(small p=2)" in text and "= 16.6%" not in text
+    values = [c["value"] for c in collect.evaluate_claims(rows, job["experiment"]["claims"])]
+    assert any(math.isnan(v) for v in values)  # claims over lines this job did not run
+
+
+def _polarized_longest_route(topo) -> int:
+    """Longest route Polarized's conditions C1-C3 allow, by brute force over every pair: its
+    candidate moves never decrease (mu, D(c,s) - D(c,t) order), so they form a DAG."""
+    dist = topo.distances.astype(int)
+    neighbours = [[int(n) for n in row if n >= 0] for row in topo.neighbor]
+
+    def longest(s, t):
+        memo = {}
+
+        def from_(c):
+            if c == t:
+                return 0
+            if c not in memo:
+                best = -10**9
+                for n in neighbours[c]:
+                    d_mu = (dist[n, s] - dist[c, s]) - (dist[n, t] - dist[c, t])
+                    near_source = dist[c, s] < dist[c, t]
+                    tie = d_mu == 0 and ((dist[n, s] > dist[c, s]) if near_source else (dist[n, t] < dist[c, t]))
+                    if d_mu > 0 or tie:
+                        best = max(best, 1 + from_(n))
+                memo[c] = best
+            return memo[c]
+
+        return from_(s)
+
+    return max(longest(s, t) for s in range(topo.n_routers) for t in range(topo.n_routers) if s != t)
+
+
+@pytest.mark.parametrize("topology, expected", [
+    ({"name": "hamming", "sides": [4, 4], "servers_per_router": 1}, 4),
+    ({"name": "projective", "q": 3, "servers_per_router": 1}, 5),
+])
+def test_auto_vcs_are_the_exact_longest_route(topology, expected):
+    """`router.vcs: auto` = the longest Polarized route (brute force), not the bound 4D - 3."""
+    topo = build_topology(topology)
+    assert _polarized_longest_route(topo) == expected
+    network = Network.build(topo, ROUTINGS.build({"name": "polarized"}), RouterSpec(vcs="auto"))
+    assert network.layout.vcs == expected < max(4 * topo.diameter - 3, 2 * topo.diameter)

@@ -48,7 +48,7 @@ SMALL = {
 }
 
 
-MAX_WARMUP_CHUNKS = 60  # chunks to reach the steady state before measuring
+MAX_WARMUP_CHUNKS = 20  # chunks to reach the steady state before measuring (at most)
 
 
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,

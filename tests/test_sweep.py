@@ -36,9 +36,14 @@ def _same_results(a: dict, b: dict) -> bool:
         k: v for k, v in b.items() if k not in RESULTS_ONLY}
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # pytest-xdist workers ignore SIGINT; children inherit that
+
+
 def _start(tmp_path, *overrides):
     return subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", f"hydra.run.dir={tmp_path}", *TINY,
-                             *overrides], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             *overrides], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
 
 
 def test_sigterm_keeps_finished_points_and_the_same_command_resumes(tmp_path):

@@ -1,5 +1,5 @@
-"""Hydra entry points: `jaxnet`, `jaxnet-topo`, `jaxnet-paths`, `jaxnet-tables`. Importing
-the package asks XLA for one host device per CPU core before JAX starts."""
-from jaxnet.core.devices import use_every_core
+"""Hydra entry points: `jaxnet`, `jaxnet-plot`, `jaxnet-topo`, `jaxnet-paths`,
+`jaxnet-tables`. Importing the package applies JAXNET_HOST_DEVICES before JAX starts."""
+from jaxnet.core.devices import use_host_devices
 
-use_every_core()
+use_host_devices()

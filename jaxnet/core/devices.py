@@ -1,6 +1,8 @@
-"""Every CPU core by default: XLA runs the host as one device unless told otherwise, so the
-apps ask for one host device per core before JAX starts; a batch is then sharded over them
-(`jaxnet.sim.run.shard`). Explicit XLA_FLAGS and JAXNET_HOST_DEVICES win."""
+"""Host devices for the apps. XLA runs the host as one device; JAXNET_HOST_DEVICES=N asks
+for N before JAX starts, and a batch is then padded and sharded over them
+(`jaxnet.sim.run.shard`). One device is the default: on the 2-core CI machine a batch of 8
+sharded over 2 host devices ran at 0.59x the speed of one pinned core
+(docs/benchmarks.md, `scripts/bench.py --suite scaling`). An explicit XLA_FLAGS wins."""
 from __future__ import annotations
 
 import os
@@ -9,11 +11,11 @@ import sys
 FLAG = "--xla_force_host_platform_device_count"
 
 
-def use_every_core() -> None:
-    """Ask XLA for one host device per usable core (JAXNET_HOST_DEVICES=N: N), unless JAX is
-    already running or XLA_FLAGS already sets the count."""
+def use_host_devices() -> None:
+    """Ask XLA for JAXNET_HOST_DEVICES host devices, unless it is unset, JAX is already
+    running or XLA_FLAGS already sets the count."""
     flags = os.environ.get("XLA_FLAGS", "")
-    if "jax" in sys.modules or FLAG in flags:
+    count = os.environ.get("JAXNET_HOST_DEVICES")
+    if not count or "jax" in sys.modules or FLAG in flags:
         return
-    count = os.environ.get("JAXNET_HOST_DEVICES") or str(len(os.sched_getaffinity(0)))
     os.environ["XLA_FLAGS"] = f"{flags} {FLAG}={count}".strip()

@@ -128,8 +128,9 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
 
 
 # Above this fraction of its rings in one list, visiting every buffer is cheaper than the
-# lists (RRG 720 at load 1.0: 17k router-cycles/s with lists of 80% of the rings; docs/benchmarks.md).
-FULL_SCAN_FROM = 0.5
+# lists (RRG 720, minimal, 4 VCs: lists of 80% of the rings at load 1.0 ran at 17k
+# router-cycles/s, every buffer at 39k; at load 0.5, lists of 30% at 230-340k; docs/benchmarks.md).
+FULL_SCAN_FROM = 0.75
 
 
 def fit_lists(lists: tuple, peak, margin: float = 1.25) -> tuple | None:

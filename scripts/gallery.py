@@ -183,16 +183,23 @@ def page() -> str:
                   f"Wall time {r['wall_s'] / 60:.1f} min on {r['device']}"
                   + ("" if r["exit"] == 0 else f" (exit {r['exit']}: see the sweep's log)") + ". "
                   f"Paper scale (`scale=paper`): {cost:.2e} router-cycles, about "
-                  f"{cost / CPU_RATE / 3600:.1f} h on the 2-core CPU.", ""]
+                  f"{cost / CPU_RATE / 3600:.1f} h in one process on the CI machine."
+                  + (f" {r['note']}" if r.get("note") else ""), ""]
         lines += [f"![{r['name']} {Path(f).stem}]({f})" for f in r["figures"]] + [""]
         if r["claims"]:
             lines += [r["claims"].strip(), ""]
-    scripts = [json.loads(p.read_text()) for p in sorted((OUT / "tables").glob("*.json"))]
-    if scripts:
-        lines += ["# The balanced-paths and Angara papers", "",
-                  "These papers' results are tables and path or table statistics rather than",
-                  "load-throughput curves; the scripts below regenerate them (and simulate the",
-                  "resulting routes). Paper numbers are in the tables' own columns.", ""]
+    scripts = {r["name"]: r for r in (json.loads(p.read_text()) for p in sorted((OUT / "tables").glob("*.json")))}
+    lines += ["# The balanced-paths and Angara papers", "",
+              "These papers' results are tables and path or table statistics rather than",
+              "load-throughput curves; `python scripts/gallery.py --tables` regenerates them (and",
+              "simulates the resulting routes) into this section. Where it has not run yet, the",
+              "tables as last measured are in the docs pages named below, with the paper's numbers",
+              "beside them.", ""]
+    for key, (title, command, _, _, _) in SCRIPTS.items():
+        if key not in scripts:
+            page_of = "docs/balanced_paths.md" if key.startswith("balanced") else "docs/torus_tables.md"
+            lines += [f"## {title}", "", f"    {' '.join(command)}", "", f"Tables: {page_of}.", ""]
+    scripts = list(scripts.values())
     for r in scripts:
         lines += [f"## {r['title']}", "", f"    {r['command']}", "",
                   f"Wall time {r['wall_s'] / 60:.1f} min" + ("" if r["exit"] == 0 else f" (exit {r['exit']})") + ".", ""]

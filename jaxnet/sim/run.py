@@ -110,7 +110,7 @@ FULL_LOAD_IN_USE = (5.0, 1.0, 8.0, 4.0)
 @functools.lru_cache(maxsize=32)
 def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
                      vmap_width: int | None = None, tier: tuple | None = None):
-    """jit of n_cycles steps of a batch -> (state, int32 [batch, 3] most rings listed in a
+    """jit of n_cycles steps of a batch -> (state, int32 [batch, 4] most rings listed in a
     cycle): vmap over `vmap_width` simulations at a time (the whole batch when None),
     lax.map over the rest; `tier` the ring-list capacities (`step.cycle_step`). The input
     state is kept (a chunk whose lists overflowed is redone from it); cached per structure."""

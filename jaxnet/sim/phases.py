@@ -128,6 +128,10 @@ class Requests(NamedTuple):
     out_vc: int32 output (port, VC) id requested; request: bool a request is made.
     no_route: bool an active head in transit that had no candidate at all.
     enters: bool the chosen hop enters a ring (bubble flow control; False otherwise).
+    usable: bool [K, P] the head's candidate network ports (fixed while it waits).
+    wait_vc: int32 the VC of all its candidates, V where they differ (fixed while it waits).
+    blocked: bool an active head in transit with candidates, none of which can take it now:
+      under available_first it cannot request until some candidate's `availability` rises.
     """
 
     ring: jnp.ndarray
@@ -140,6 +144,9 @@ class Requests(NamedTuple):
     request: jnp.ndarray
     no_route: jnp.ndarray
     enters: jnp.ndarray
+    usable: jnp.ndarray
+    wait_vc: jnp.ndarray
+    blocked: jnp.ndarray
 
 
 def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings,
@@ -171,6 +178,7 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     best = select_output(spec.selection, cost, occupancy, usable, available, bits)
     best_port = keys.choice_index(best)
     best_vc = jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
+    lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
 
     # at the destination: the lowest-index free VC of the server's ejection port
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
@@ -185,7 +193,42 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
         request=active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE),
         no_route=active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1),
         enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
+        usable=usable,
+        wait_vc=jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count),
+        blocked=active & ~at_dest & jnp.any(usable, axis=1) & ~jnp.any(usable & available, axis=1),
     )
+
+
+def availability(layout: Layout, outputs: Rings, out_held, t):
+    """int32 [out_vcs] what each output (port, VC) can take now: 0 nothing, 1 a packet
+    (`OutputView.available`), 2 a packet and room for another (`room_for_two` too). A head
+    that no candidate can take stays so until one of its candidates' values rises."""
+    room = jnp.clip(layout.router.output_buffer - outputs.taken, 0, 2)
+    return jnp.where(out_held <= t, room, 0)
+
+
+def port_mask(ports):
+    """uint32 [..., W] bit p % 32 of word p // 32 set where ports (bool [..., P]) holds."""
+    words = -(-ports.shape[-1] // 32)
+    padded = jnp.pad(ports, [(0, 0)] * (ports.ndim - 1) + [(0, 32 * words - ports.shape[-1])])
+    bits = padded.reshape(*ports.shape[:-1], words, 32).astype(jnp.uint32) << jnp.arange(32, dtype=jnp.uint32)
+    return jnp.sum(bits, axis=-1, dtype=jnp.uint32)
+
+
+def rose_ports(layout: Layout, before, now):
+    """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where that
+    VC's `availability` rose from `before` to `now`; row V: where some VC's did. Built by
+    scatters: XLA:CPU would fuse a computed mask into each listed head's lookup and redo it
+    per head."""
+    r_count, v_count, words = layout.routers, layout.vcs, -(-layout.ports // 32)
+    rose = (now > before).reshape(r_count, layout.ports_per_router, v_count)[:, :layout.ports]
+    rose = jnp.concatenate([rose, rose.any(axis=2, keepdims=True)], axis=2)  # [R, P, V + 1]
+    port = jnp.arange(layout.ports, dtype=jnp.uint32)[None, :, None]
+    slot = ((jnp.arange(r_count)[:, None, None] * (v_count + 1) + jnp.arange(v_count + 1)[None, None, :]) * words
+            + port // 32)
+    bits = jnp.where(rose, jnp.uint32(1) << (port % 32), jnp.uint32(0))
+    return jnp.zeros(r_count * (v_count + 1) * words, jnp.uint32).at[slot].add(bits).reshape(
+        r_count, v_count + 1, words)
 
 
 def allocate(layout: Layout, net: NetArrays, requests: Requests, seed, t):

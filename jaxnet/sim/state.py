@@ -39,6 +39,24 @@ class Watchdog(NamedTuple):
     deadlock_at: jnp.ndarray
 
 
+class Sleep(NamedTuple):
+    """Heads that wait for an output: under available_first a head that none of its
+    candidate outputs can take cannot request until one of them can, so it is not routed
+    until the `phases.availability` of an output VC on one of its candidate ports rises
+    (its candidates depend only on the packet). Kept up to date every cycle.
+
+    asleep: bool [in_vcs] the input ring's head sleeps.
+    waits_on: uint32 [in_vcs, W] its candidate network ports (`phases.port_mask`).
+    wait_vc: int32 [in_vcs] the VC of all its candidates, V where they differ.
+    availability: int32 [out_vcs] `phases.availability` seen by the last cycle's routing.
+    """
+
+    asleep: jnp.ndarray
+    waits_on: jnp.ndarray
+    wait_vc: jnp.ndarray
+    availability: jnp.ndarray
+
+
 class SimState(NamedTuple):
     """Everything that changes from one cycle to the next, for one simulation.
 
@@ -55,6 +73,7 @@ class SimState(NamedTuple):
     server_busy: int32 [S] cycle from which a server's link to its router is idle.
     waiting: int32 [2, V] packets waiting in input (row 0) and output (row 1) buffers, per VC
       (the packets inside routers are its sum).
+    sleep: Sleep.
     watchdog: Watchdog.
     stats: Stats.
     """
@@ -70,6 +89,7 @@ class SimState(NamedTuple):
     port_rr: jnp.ndarray
     server_busy: jnp.ndarray
     waiting: jnp.ndarray
+    sleep: Sleep
     watchdog: Watchdog
     stats: Stats
 
@@ -96,6 +116,8 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         port_rr=zeros(layout.out_ports),
         server_busy=zeros(s),
         waiting=jnp.zeros((2, layout.vcs), jnp.int32),
+        sleep=Sleep(jnp.zeros(layout.in_vcs, bool), jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
+                    jnp.zeros(layout.in_vcs, jnp.int32), jnp.zeros(layout.out_vcs, jnp.int32)),
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
         stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
     )

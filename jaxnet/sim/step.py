@@ -4,9 +4,14 @@ latency 1 an uncontended packet needs L + H cycles from its head entering the fi
 to its tail reaching the destination server (docs/engine.md).
 
 Work follows the packets: a cycle lists the occupied input and output rings
-(`rings.compact`) and processes only those. The lists have static capacities (a `tier`);
-each cycle reports how many rings it had to list, so a run whose lists overflowed is redone
-with a larger tier (`jaxnet.sim.run`), and every ring (tier None) always fits."""
+(`rings.compact`) and processes only those. Of the input rings' heads it routes only those
+that may move: arrived, input VC free, and not asleep. Under available_first selection a
+head that none of its candidate outputs could take sleeps until the `availability` of an
+output VC on one of its candidate ports rises (exact: nothing else lets it request, and
+its candidates depend only on the packet). At saturation that skips most heads. The
+lists have static capacities (a `tier`); each cycle reports how many rings it had to list,
+so a run whose lists overflowed is redone with a larger tier (`jaxnet.sim.run`), and every
+ring (tier None) always fits."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -14,11 +19,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxnet.core import packets as pk
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import phases
 from jaxnet.sim.layout import Layout, NetArrays
-from jaxnet.sim.rings import EVERY_RING, RingList, compact, compact_listed
-from jaxnet.sim.state import SimState, Watchdog
+from jaxnet.sim.rings import (
+    EVERY_RING,
+    RingList,
+    compact,
+    compact_listed,
+    head_rows,
+    put,
+    take_field,
+    take_rows,
+)
+from jaxnet.sim.state import SimState, Sleep, Watchdog
 from jaxnet.sim.stats import Events, record
 from jaxnet.traffic.device import Traffic
 
@@ -67,23 +82,53 @@ def list_in_use(state: SimState, tier):
     return Listed(in_list, out_list), jnp.stack([n_in, 0, n_out, 0])
 
 
+def sleeps(layout: Layout, routing: RoutingScheme) -> bool:
+    """Whether blocked heads sleep (`Sleep`): under available_first selection (under
+    best_first a head may wait on a candidate's occupancy) and with a scheme that does not
+    redraw stuck heads."""
+    return layout.router.selection == "available_first" and not routing.recomputes
+
+
+def movable_heads(layout: Layout, net: NetArrays, inputs, in_busy, sleep: Sleep, rose, in_list: RingList, t):
+    """bool [K]: the listed input rings whose head may move this cycle: arrived, input VC
+    free, and awake or woken (`rose`: `phases.rose_ports` this cycle, None if nobody sleeps)."""
+    ids = in_list.ids
+    row, waiting = head_rows(inputs, ids, layout.input_depth)
+    arrived = take_field(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
+    movable = in_list.valid & waiting & arrived & (take_rows(in_busy, ids) <= t)
+    if rose is None:
+        return movable
+    rose_here = rose.at[take_rows(net.in_router, ids), take_rows(sleep.wait_vc, ids)].get(mode="promise_in_bounds")
+    woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
+    return movable & (woken | ~take_rows(sleep.asleep, ids))
+
+
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
                state: SimState, listed: Listed, tier: tuple[int, int, int, int] | None = None):
-    """(state, buffers in use after one cycle, int32 [4] counts: occupied input rings, input
-    rings with a waiting head, occupied output rings, output rings with a packet to send).
+    """(state, buffers in use after one cycle, int32 [4] counts: occupied input rings, heads
+    routed (`movable_heads`), occupied output rings, output rings with a packet to send).
     `tier`: the capacities of those lists (None: every ring every cycle). Results are exact
     while no count exceeds its capacity; the lists are kept up to date from the cycle's
     pushes, so a cycle never scans every ring."""
     t, seed, v_count = state.cycle, state.seed, layout.vcs
     in_list, out_list = listed
     inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, in_list, out_list, t)
+    sleep, rose = state.sleep, None
+    if sleeps(layout, routing):
+        now = phases.availability(layout, outputs, state.out_held, t)
+        rose = phases.rose_ports(layout, sleep.availability, now)
     heads = in_list
     if tier is not None:
-        has_head = in_list.valid & (inputs.taken[in_list.ids] > inputs.gone[in_list.ids])
-        heads, n_heads = compact_listed(in_list, has_head, tier[1])
+        movable = movable_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
+        heads, n_heads = compact_listed(in_list, movable, tier[1])
     requests = phases.route(layout, routing, net, tables, inputs, outputs, state.out_held,
                             state.in_busy, heads, seed, t)
     granted = phases.allocate(layout, net, requests, seed, t)
+    if rose is not None:  # the routed heads that found no output sleep, the others wake
+        sleep = Sleep(asleep=put(sleep.asleep, heads.ids, heads.valid, requests.blocked),
+                      waits_on=put(sleep.waits_on, heads.ids, heads.valid, phases.port_mask(requests.usable)),
+                      wait_vc=put(sleep.wait_vc, heads.ids, heads.valid, requests.wait_vc),
+                      availability=now)
     inputs, outputs, in_busy, out_held = phases.transfer(
         layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,
         requests, granted, seed, t)
@@ -132,7 +177,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     state = SimState(
         cycle=t + 1, seed=seed, inputs=inputs, outputs=outputs, queue=queue, in_busy=in_busy,
         out_held=out_held, port_busy=port_busy, port_rr=port_rr, server_busy=server_busy,
-        waiting=waiting, watchdog=watchdog, stats=stats)
+        waiting=waiting, sleep=sleep, watchdog=watchdog, stats=stats)
     return state, Listed(in_list, out_list), counts
 
 

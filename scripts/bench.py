@@ -8,9 +8,9 @@
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
-scaling  a batch of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) on one core and
-         on every core (the batch sharded over one XLA host device per core), each in its
-         own process, side by side.
+scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one process on
+         one core and in one worker process per core (`sim.workers`), end to end, side by
+         side; the rows must be identical.
 small    networks of at most 64 routers, a batch of 20 points, each vmap width: the
          aggregate speed that `sim.vmap_width: auto` is chosen from.
 gpu      RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the Dragonfly a=12 h=6 p=6
@@ -136,20 +136,45 @@ def suite_cpu(args):
     return rows
 
 
+def run_job(workers: int, cycles: int, points: int = 8) -> dict:
+    """A job of `points` points (RRG 720/17/7, minimal, 4 VCs, uniform, load 0.5, seeds 1..)
+    run as `jaxnet` runs one (`jaxnet.sim.workers`, sub-batches as `sim.*: auto` makes them),
+    timed end to end: network, traffic, worker start-up and compilation included."""
+    from jaxnet.sim.run import Network
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.sim.workers import SubBatch, simulate_sub_batches
+    from jaxnet.traffic import build_traffic
+
+    start = time.perf_counter()
+    network = Network.from_config({"topology": RRG720, "routing": {"name": "minimal"}, "router": {"vcs": 4}})
+    spec = SimSpec(warmup=cycles // 4, measure=cycles - cycles // 4, chunk=cycles // 8, workers=workers)
+    size = spec.resolved_sub_batch(1, workers)
+    grid = [(0.5, seed) for seed in range(1, points + 1)]
+    subs = [SubBatch([build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in grid[i:i + size]],
+                     grid[i:i + size], size, None) for i in range(0, points, size)]
+    rows = [row for _, sub_rows, _ in simulate_sub_batches(network, subs, spec, workers, lambda _: None)
+            for row in sub_rows]
+    wall = time.perf_counter() - start
+    return {"workers": workers, "points": points, "cycles_per_point": cycles, "wall_s_end_to_end": round(wall, 1),
+            "router_cycles_per_s_end_to_end": round(network.topo.n_routers * cycles * points / wall),
+            "accepted_by_seed": {row["seed"]: row["accepted_load"] for row in rows}}
+
+
 def suite_scaling(args):
-    """One process per configuration: XLA's host device count is fixed at start-up."""
+    """One process pinned to one core, then one worker process per core, each in a fresh
+    process, side by side in this run."""
     cores = len(os.sched_getaffinity(0))
     rows = []
-    for devices, pinned in ((1, True), (cores, False)):
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    for workers in (1, cores):
         code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-                + ("os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " if pinned else "")
-                + "import bench; print(json.dumps(bench.measure(bench.RRG720, {'name': 'minimal'}, "
-                + f"{{'vcs': 4}}, 0.5, 8, chunk=200, chunks={args.chunks}, repeats={args.repeats})))")
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-        rows.append({"cores": 1 if pinned else cores, **json.loads(out.stdout.strip().splitlines()[-1])})
+                + ("os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " if workers == 1 else "")
+                + f"import bench; print(json.dumps(bench.run_job({workers}, {args.cycles})))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        rows.append({"cores": 1 if workers == 1 else cores, **json.loads(out.stdout.strip().splitlines()[-1])})
         print(json.dumps(rows[-1]), flush=True)
-    rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s"] / rows[0]["router_cycles_per_s"], 2)})
+    rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s_end_to_end"]
+                                                   / rows[0]["router_cycles_per_s_end_to_end"], 2),
+                 "identical_rows": rows[0]["accepted_by_seed"] == rows[1]["accepted_by_seed"]})
     return rows
 
 
@@ -236,6 +261,7 @@ def main():
     parser.add_argument("--out", default=None, help="JSON file (default outputs/bench/<suite>.json)")
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling)")
     args = parser.parse_args()
     rows = SUITES[args.suite](args)
     import jax

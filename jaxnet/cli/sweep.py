@@ -3,21 +3,24 @@ callback that merges a sweep when it ends.
 
 A job simulates the points of its configuration that its results.csv does not already
 hold (damaged rows are dropped and recomputed), in sub-batches written as they finish, each
-resumable from its checkpoint; the traffic patterns of an experiment job run together with
-the loads and seeds."""
+resumable from its checkpoint, on every CPU core (`jaxnet.sim.workers`); the traffic
+patterns of an experiment job run together with the loads and seeds."""
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
+from tqdm.auto import tqdm
 
 from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
 from jaxnet.results import collect
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
-from jaxnet.sim.run import Network, simulate, stuck_buffers
+from jaxnet.sim.run import Network
 from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches
 from jaxnet.traffic import build_traffic
 
 log = logging.getLogger("jaxnet")
@@ -47,28 +50,33 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     if not todo:
         log.info("nothing to simulate: all %d point(s) are in %s", len(rows), results)
         return rows
-    log.info("%d new point(s), %d already in %s", len(todo), len(rows), results)
     network = Network.from_config(job)
-    tables = {}
-    size = spec.resolved_sub_batch(jax.device_count())
+    cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
+    workers = spec.resolved_workers(network.topo.n_routers * cycles * len(todo), len(todo))
+    log.info("%d new point(s), %d already in %s; %d worker process(es)", len(todo), len(rows), results, workers)
+    size = spec.resolved_sub_batch(jax.device_count(), workers)
     size = -(-len(todo) // -(-len(todo) // size))  # equal sub-batches (the last padded): one compilation
-    deadlocks = []
-    for start in range(0, len(todo), size):
-        batch = todo[start:start + size]
-        for label, pattern, _, (_, seed) in batch:
-            if (label, seed) not in tables:
-                tables[(label, seed)] = build_traffic(pattern, network.topo, seed)
-        points = [point for *_, point in batch]
-        new_rows, state = simulate(network, [tables[(label, p[1])] for label, _, _, p in batch], points,
-                                   spec, progress=progress, checkpoint=Path(out_dir) / "checkpoint.npz",
-                                   pad_to=size)
-        for i, ((label, pattern, cid, _), row) in enumerate(zip(batch, new_rows)):
-            rows.append(decorate(row, job, cid, label, pattern))
-            if row["deadlock"]:
-                deadlocks.append(f"{label} load {row['offered_load']:g} seed {row['seed']} at cycle "
-                                 f"{row['deadlock_at']}: stuck " + "; ".join(stuck_buffers(network, state, i)))
-        write_rows(results, rows)
-        log.info("%d of %d new point(s) written to %s", min(start + size, len(todo)), len(todo), results)
+    batches = [todo[start:start + size] for start in range(0, len(todo), size)]
+    tables = {(label, seed): build_traffic(pattern, network.topo, seed)
+              for label, pattern, _, (_, seed) in todo}
+    sub_batches = [SubBatch([tables[(label, point[1])] for label, _, _, point in batch],
+                            [point for *_, point in batch], size,
+                            Path(out_dir) / checkpoint_name([(label, point) for label, _, _, point in batch]))
+                   for batch in batches]
+    deadlocks, written = [], 0
+    with tqdm(total=cycles * len(todo), unit="cycle", unit_scale=True, disable=not progress,
+              desc=f"simulating {len(todo)} point(s)") as bar:
+        for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
+            for (label, pattern, cid, _), row, buffers in zip(batches[index], new_rows, stuck):
+                rows.append(decorate(row, job, cid, label, pattern))
+                if row["deadlock"]:
+                    deadlocks.append(f"{label} load {row['offered_load']:g} seed {row['seed']} at cycle "
+                                     f"{row['deadlock_at']}: stuck " + "; ".join(buffers))
+            write_rows(results, rows)
+            written += len(new_rows)
+            log.info("%d of %d new point(s) written to %s", written, len(todo), results)
+    for stale in Path(out_dir).glob("checkpoint-*.npz"):  # of sub-batches composed otherwise before a resume
+        stale.unlink()
     if deadlocks:
         message = "deadlock watchdog fired: " + " | ".join(deadlocks)
         if not spec.allow_deadlock:

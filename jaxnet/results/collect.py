@@ -18,12 +18,11 @@ import numpy as np
 
 from jaxnet.core.files import write_atomic
 from jaxnet.results import plots
-from jaxnet.results.table import read_rows, write_rows
+from jaxnet.results.table import NOT_RESULTS, read_rows, write_rows
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel)
-_IGNORED = ("sim.loads", "sim.seeds", "sim.chunk", "sim.vmap_width", "sim.active_lists",
-            "sim.checkpoint_every", "sim.check_invariants", "sim.sub_batch", "experiment", "line",
-            "network", "scale", "traffic", "patterns", "format", "hydra")
+_IGNORED = tuple(f"sim.{key}" for key in NOT_RESULTS["sim"]) + (
+    "experiment", "line", "network", "scale", "traffic", "patterns", "format", "hydra")
 
 
 def result_files(dirs: Iterable[Path]) -> list[Path]:

@@ -28,7 +28,7 @@ LEADING_COLUMNS = [
 CHECKSUM = "row_sha"
 # Config parts that do not change results (how a batch is run, where it is written).
 NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "checkpoint_every",
-                       "check_invariants", "sub_batch", "allow_deadlock")}
+                       "check_invariants", "sub_batch", "workers", "allow_deadlock")}
 
 
 def config_id(config: Mapping, pattern: Mapping) -> str:

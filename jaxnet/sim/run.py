@@ -16,7 +16,7 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -277,12 +277,14 @@ def _load_checkpoint(path: Path, like, signature: str):
 
 
 def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
-             spec: SimSpec, progress: bool = False, checkpoint: Path | None = None, pad_to: int = 1):
+             spec: SimSpec, on_cycles: Callable[[int], None] | None = None, checkpoint: Path | None = None,
+             pad_to: int = 1):
     """Simulate the (offered load, seed) points as one batch, point i with traffic[i].
 
     The batch is padded with copies of its last point to at least `pad_to` simulations and
     to a multiple of the device count (padding reuses a compiled batch shape; its rows are
-    dropped).
+    dropped). `on_cycles(n)` is told after every chunk the point-cycles it completed
+    (cycles x points, padding excluded; a progress bar's unit).
     Returns (rows, final_state): one summary dict per point, and the batched final state
     (for invariant checks). With `checkpoint` and `spec.checkpoint_every`, the batch state
     is saved there every that many cycles and a later call with the same run resumes from
@@ -311,8 +313,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
         if restored is not None:
             state, done = restored
             state = shard(state, len(batch_points))
-    bar = _progress(spec.chunk * chunks, n, progress)
-    bar.update(spec.chunk * done)
+    report = on_cycles or (lambda _: None)
+    report(spec.chunk * done * n)
     compile_s = None
     peak = first_guess(network.layout, max(load for load, _ in points))
     for i in range(done, chunks):
@@ -323,9 +325,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             check_invariants(network, state, batch_points)
         if checkpoint is not None and spec.checkpoint_every and (i + 1) * spec.chunk % spec.checkpoint_every == 0:
             _save_checkpoint(Path(checkpoint), state, i + 1, signature)
-        bar.update(spec.chunk)
+        report(spec.chunk * n)
     jax.block_until_ready(state)
-    bar.close()
     wall = time.perf_counter() - start
     stats, deadlock_at = jax.device_get((state.stats, state.watchdog.deadlock_at))
     rows = [summarize(network.topo, network.layout, spec.measure, points[i],
@@ -345,8 +346,3 @@ def first_guess(layout: Layout, load: float):
     server count on RRG 720 / 1224 at saturation, scaled by the offered load (docs/benchmarks.md)."""
     return np.asarray(FULL_LOAD_IN_USE) * layout.servers * min(1.0, load + 0.25)
 
-
-def _progress(total: int, n: int, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="cycle", desc=f"simulating {n} point(s)", disable=not enabled)

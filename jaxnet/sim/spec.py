@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from typing import Mapping
 
 import jax
@@ -26,6 +27,9 @@ FLOW_CONTROLS = ("cut_through", "bubble")
 # sim.active_lists: auto lists the buffers in use from this many input VCs on, each list's
 # capacity a power of sqrt(2) times the server count (docs/benchmarks.md).
 AUTO_LISTS_FROM = 16384
+# sim.workers: auto starts one process per core for jobs of at least this many router-cycles
+# (about 30 s on one core; starting a worker costs a few seconds: docs/benchmarks.md).
+WORKERS_FROM = 10**7
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 2) for k in range(-10, 12))
 
 
@@ -150,7 +154,10 @@ class SimSpec:
     # a packet to send); "auto": powers of sqrt(2) times the server count, none on small
     # networks; null: every buffer every cycle. Results never depend on them.
     active_lists: str | tuple | None = "auto"
-    sub_batch: int | str = "auto"  # points simulated (and written) together; auto: 2 per device
+    sub_batch: int | str = "auto"  # points simulated (and written) together; auto: 2 per device, 1 per worker
+    # Processes simulating a job's sub-batches side by side, one per CPU core; "auto": every
+    # core available on a CPU for jobs of at least WORKERS_FROM router-cycles, else 1.
+    workers: int | str = "auto"
     checkpoint_every: int | None = None  # cycles between saved states (a multiple of chunk)
     check_invariants: bool = False  # check conservation and credit bounds after every chunk
 
@@ -181,6 +188,8 @@ class SimSpec:
                 "sim.vmap_width", self.vmap_width, "'auto', null (whole batch) or an integer >= 1")
         require(self.sub_batch == "auto" or (is_int(self.sub_batch) and self.sub_batch >= 1),
                 "sim.sub_batch", self.sub_batch, "'auto' or an integer >= 1")
+        require(self.workers == "auto" or (is_int(self.workers) and self.workers >= 1),
+                "sim.workers", self.workers, "'auto' or an integer >= 1")
         if self.checkpoint_every is not None:
             require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk)
             require(self.checkpoint_every % self.chunk == 0, "sim.checkpoint_every", self.checkpoint_every,
@@ -217,6 +226,20 @@ class SimSpec:
     def total(self) -> int:
         return self.warmup + self.measure
 
-    def resolved_sub_batch(self, devices: int) -> int:
-        """Points per sub-batch: written to results as soon as they finish."""
-        return 2 * devices if self.sub_batch == "auto" else int(self.sub_batch)
+    def resolved_workers(self, router_cycles: int, points: int) -> int:
+        """Worker processes for a job of `router_cycles` (routers x cycles x points): on a CPU
+        with one device, every core this process may use, for jobs big enough to pay for
+        starting them (WORKERS_FROM); one otherwise (an accelerator, or host devices)."""
+        if self.workers != "auto":
+            return int(self.workers)
+        if jax.default_backend() != "cpu" or jax.device_count() > 1 or router_cycles < WORKERS_FROM:
+            return 1
+        return max(1, min(len(os.sched_getaffinity(0)), points))
+
+    def resolved_sub_batch(self, devices: int, workers: int = 1) -> int:
+        """Points per sub-batch, written to results as soon as they finish: with several
+        workers one point each (a saturated point costs 10x a light one: small sub-batches
+        keep every worker busy to the end), else 2 per device."""
+        if self.sub_batch != "auto":
+            return int(self.sub_batch)
+        return 1 if workers > 1 else 2 * devices

@@ -1,0 +1,110 @@
+"""Every CPU core: a job's sub-batches simulated side by side in worker processes.
+
+XLA:CPU steps one simulation on about one core, and sharding a batch over host devices did
+not pay on the 2-core machine (docs/benchmarks.md), so on a CPU a job with several
+sub-batches starts one process per core (`sim.workers`), each pinned to its core with XLA
+single-threaded. Each worker receives the network once and then takes sub-batches one at a
+time as it frees up (a saturated point costs 10x a light one); their rows come back as they
+finish, in any order. Results equal those of one process: random numbers depend only on
+(seed, cycle, purpose, index), never on where a point runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+SINGLE_THREADED = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+@dataclass(frozen=True)
+class SubBatch:
+    """Points simulated together (point i with traffic[i]), padded to `pad_to` simulations
+    (equal sub-batches share one compilation), resumable from `checkpoint`."""
+
+    traffic: list
+    points: list
+    pad_to: int
+    checkpoint: Path | None
+
+
+def checkpoint_name(labelled_points: Sequence[tuple[str, tuple[float, int]]]) -> str:
+    """The checkpoint file of a sub-batch, named by its (pattern label, point) list, so that a
+    resumed job finds it whatever order the sub-batches finish in."""
+    key = hashlib.sha256(json.dumps([[label, list(point)] for label, point in labelled_points]).encode())
+    return f"checkpoint-{key.hexdigest()[:16]}.npz"
+
+
+def simulate_sub_batches(network, sub_batches: Sequence[SubBatch], spec, workers: int,
+                         on_cycles: Callable[[int], None]) -> Iterator[tuple[int, list[dict], list[list[str]]]]:
+    """(index, rows, the stuck buffers of each row that deadlocked, else []) of every
+    sub-batch as it finishes; in this process when `workers` is 1, else in a pool of
+    `workers` processes. `on_cycles(n)`: point-cycles completed (`jaxnet.sim.run.simulate`)."""
+    if workers <= 1:
+        for index, sub in enumerate(sub_batches):
+            yield index, *_simulate(network, sub, spec, on_cycles)
+        return
+    context = multiprocessing.get_context("spawn")
+    progress = context.Queue()
+    cores = sorted(os.sched_getaffinity(0))
+    flags = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = f"{flags or ''} {SINGLE_THREADED}".strip()  # the workers', read as JAX starts there
+    try:
+        pool = context.Pool(workers, _start_worker, (pickle.dumps(network), cores if len(cores) >= workers else [],
+                                                     context.Value("i", 0), progress))
+    finally:
+        if flags is None:
+            os.environ.pop("XLA_FLAGS")
+        else:
+            os.environ["XLA_FLAGS"] = flags
+    relay = threading.Thread(target=_relay, args=(progress, on_cycles), daemon=True)
+    relay.start()
+    try:
+        yield from pool.imap_unordered(_run_in_worker, [(i, sub, spec) for i, sub in enumerate(sub_batches)])
+        pool.close()
+        pool.join()
+    finally:
+        pool.terminate()  # Ctrl-C, SIGTERM or an error: no worker outlives the job
+        progress.put(None)
+        relay.join()
+
+
+def _simulate(network, sub: SubBatch, spec, on_cycles):
+    from jaxnet.sim.run import simulate, stuck_buffers
+
+    rows, state = simulate(network, sub.traffic, sub.points, spec, on_cycles=on_cycles,
+                           checkpoint=sub.checkpoint, pad_to=sub.pad_to)
+    return rows, [stuck_buffers(network, state, i) if row["deadlock"] else [] for i, row in enumerate(rows)]
+
+
+def _relay(progress, on_cycles):
+    """Forward the workers' progress to `on_cycles` until told to stop (None)."""
+    for cycles in iter(progress.get, None):
+        on_cycles(cycles)
+
+
+# A worker process's own network and progress queue, set once by `_start_worker`.
+_WORKER: dict[str, Any] = {}
+
+
+def _start_worker(network_blob: bytes, cores: list[int], started, progress) -> None:
+    """Pin this worker to its own core and load the network. Ctrl-C is the parent's to
+    handle: it terminates the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with started.get_lock():
+        index, started.value = started.value, started.value + 1
+    if cores:
+        os.sched_setaffinity(0, {cores[index % len(cores)]})
+    _WORKER.update(network=pickle.loads(network_blob), progress=progress)
+
+
+def _run_in_worker(task):
+    index, sub, spec = task
+    return index, *_simulate(_WORKER["network"], sub, spec, _WORKER["progress"].put)

@@ -1,9 +1,15 @@
-"""The README works as written: every `jaxnet*` command of its bash blocks runs (in-process,
-with tiny cycle counts and sizes added where the command's own would take minutes).
-Experiments at paper scale are only composed and resolved here (their runs are the
-gallery's); the small-scale experiment command and the Polarized ones run in the slow tier."""
+"""The README and docs/ work as written: every `jaxnet*` command in their code blocks runs
+(in-process, in a scratch directory, with tiny cycle counts and sizes added where the
+command's own would take minutes), and every `python scripts/...` command, in a code block
+or inline, parses: its script accepts those arguments (running them regenerates the docs'
+tables and the gallery, minutes to hours each). Experiments at paper scale or on a SLURM
+launcher are only composed and resolved here (their runs are the gallery's); small-scale
+experiment commands, Polarized on RRGs and 100-sample RRG medoids run in the slow tier."""
+import argparse
 import re
+import runpy
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,54 +18,101 @@ from apps import run_app
 from jaxnet.cli import paths, plot, simulate, tables, topo
 from jaxnet.cli.experiment import sweep_jobs
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 APPS = {"jaxnet": simulate, "jaxnet-topo": topo, "jaxnet-paths": paths, "jaxnet-tables": tables}
 TINY = {
     "jaxnet": ["sim.loads=[0.3]", "sim.seeds=[1]", "sim.warmup=20", "sim.measure=40", "sim.chunk=20"],
     "jaxnet-paths": ["paths.cycles=1", "paths.optax.steps=50", "paths.dual.steps=50"],
 }
+COMMAND = re.compile(r"^(jaxnet(-[a-z]+)?( |$)|python scripts/)")
 
 
-def readme_commands() -> list[str]:
-    """The README's commands, continuation lines joined and trailing comments dropped."""
+def commands_in(text: str) -> list[str]:
+    """The commands of a Markdown text: lines of its code blocks (fenced or indented) that
+    start with an app or a script, continuation lines joined and trailing comments dropped,
+    and inline `python scripts/...` commands (optional `[...]` arguments left out); lines with
+    placeholders (`<dir>`, `...`) only for jaxnet-plot, whose directories the test makes."""
+    lines = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
+        lines += block.replace("\\\n", " ").splitlines()
+    lines += [line[4:] for line in text.splitlines() if line.startswith("    ")]
+    lines += [re.sub(r"\[[^]]*\]", "", inline) for inline in re.findall(r"`(python scripts/[^`]+)`", text)]
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S):
-        for line in block.replace("\\\n", " ").splitlines():
-            line = line.split("#")[0] if " #" in line else line
-            line = line.split("&&")[-1].strip()
-            if line.startswith("jaxnet"):
-                commands.append(" ".join(line.split()))
-    return commands
+    for line in lines:
+        line = line.split(" #")[0].split("&&")[-1].strip()
+        placeholder = ("<" in line or "..." in line) and not line.startswith("jaxnet-plot")
+        if COMMAND.match(line) and not placeholder:
+            commands.append(" ".join(line.split()))
+    return list(dict.fromkeys(commands))
 
 
-COMMANDS = readme_commands()
+CASES = [(doc.relative_to(ROOT).as_posix(), command) for doc in DOCUMENTS for command in commands_in(doc.read_text())]
 
 
-def _param(command):
-    # slow tier: a small-scale figure (minutes), and Polarized on RRGs (sizing its VCs follows
-    # every route: about 20 s each)
-    slow = ("+experiment=" in command and "scale=paper" not in command) or "polarized" in command
-    return pytest.param(command, marks=pytest.mark.slow if slow else (), id=command[:60])
+def _param(doc, command):
+    slow = ("+experiment=" in command and "scale=paper" not in command and "hydra/launcher" not in command) or (
+        "polarized" in command and command.startswith("jaxnet ")) or "medoid_of=100" in command
+    return pytest.param(command, marks=pytest.mark.slow if slow else (), id=f"{doc}: {command[:60]}")
 
 
 def test_the_readme_has_commands_for_every_app():
-    assert {c.split()[0] for c in COMMANDS} >= {*APPS, "jaxnet-plot"}
+    readme = commands_in(DOCUMENTS[0].read_text())
+    assert {c.split()[0] for c in readme} >= {*APPS, "jaxnet-plot"}
 
 
-@pytest.mark.parametrize("command", [_param(c) for c in COMMANDS])
-def test_readme_command_runs(command, tmp_path):
+def test_commands_are_found_in_the_docs_too():
+    assert {doc for doc, _ in CASES} >= {"README.md", "docs/experiments.md", "docs/gallery.md", "docs/topologies.md"}
+    assert any(c.startswith("python scripts/") for _, c in CASES)
+
+
+class _Parsed(Exception):
+    """Raised once a script has parsed its arguments: the test stops it there."""
+
+
+def _parse_only(monkeypatch, command: str) -> None:
+    script, *args = shlex.split(command)[1:]
+    parse = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        parse(self, args, namespace)  # exits 2 on an argument the script does not take
+        raise _Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    monkeypatch.setattr(sys, "argv", [script, *args])
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    with pytest.raises(_Parsed):
+        runpy.run_path(str(ROOT / script), run_name="__main__")
+
+
+def test_a_script_argument_it_does_not_take_fails_the_check(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        _parse_only(monkeypatch, "python scripts/bench.py --suite nope")
+
+
+@pytest.mark.parametrize("command", [_param(doc, c) for doc, c in CASES])
+def test_documented_command_runs(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # files a command writes (an export, outputs/) land here
+    if command.startswith("python scripts/"):
+        _parse_only(monkeypatch, command)
+        return
     app, *args = shlex.split(command)
-    if app == "jaxnet-plot":  # its argument is a placeholder for a sweep directory
+    if app == "jaxnet-plot":  # its arguments are placeholders for result directories
         code, _ = run_app(simulate, tmp_path / "run", *TINY["jaxnet"])
         assert code == 0
         assert plot.main([str(tmp_path / "run"), "--out", str(tmp_path / "merged")]) == 0
         assert (tmp_path / "merged" / "throughput.png").exists()
         return
-    if "+experiment=" in command and "scale=paper" in command:
+    if "+experiment=" in command and ("scale=paper" in command or "hydra/launcher" in command):
         name = next(a.split("=", 1)[1] for a in args if a.startswith("+experiment="))
+        scale = next((a.split("=", 1)[1] for a in args if a.startswith("scale=")), "small")
         overrides = [a for a in args if "=" in a and not a.startswith(("+experiment", "scale", "hydra"))]
-        assert sweep_jobs(name, "paper", overrides)
+        assert sweep_jobs(name, scale, overrides)
         return
+    tiny = TINY.get(app, [])
+    shrunk = {t.split("=")[0] for t in tiny}
+    args = [a for a in args if a.split("=")[0] not in shrunk]  # the tiny values replace the command's own
     extra = [f"hydra.sweep.dir={tmp_path / 'sweep'}"] if "-m" in args else []
-    code, stderr = run_app(APPS[app], tmp_path / "run", *args, *TINY.get(app, []), *extra)
+    code, stderr = run_app(APPS[app], tmp_path / "run", *args, *tiny, *extra)
     assert code == 0, stderr

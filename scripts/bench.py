@@ -78,25 +78,28 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
-    peak = first_guess(network.layout, load)
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
-    state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
+    state, peak, tier = advance_chunk(network, params, state, chunk, width, lists,
+                                      fit_lists(lists, first_guess(network.layout, load), grow=1.25))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm = [fit_lists(lists, peak)], 0
+    tiers, warm = [tier, fit_lists(lists, peak, tier)], 0
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
-        state, peak = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
-        tiers.append(fit_lists(lists, peak))
+        state, peak, tier = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
+        tiers.append(fit_lists(lists, peak, tier))
         warm += 1
     jax.block_until_ready(state)
     warmup_s = time.perf_counter() - start
-    walls = []
+    walls, compiles = [], len(tiers)
+    tier = tiers[-1]
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(chunks):
-            state, peak = advance_chunk(network, params, state, chunk, width, lists, fit_lists(lists, peak))
+            state, peak, used = advance_chunk(network, params, state, chunk, width, lists, tier)
+            compiles += used != tier
+            tier = fit_lists(lists, peak, used)
         jax.block_until_ready(state)
         walls.append(time.perf_counter() - start)
     cycles = chunk * chunks
@@ -109,7 +112,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
         "first_chunk_s_incl_compile": round(first, 2), "warmup_chunks": warm,
         "warmup_s_incl_compiles": round(warmup_s, 1), "wall_s": round(min(walls), 3),
-        "lists": list(map(int, fit_lists(lists, peak) or ())), "in_use_peak": list(map(int, peak)),
+        "lists": list(map(int, tier or ())), "in_use_peak": list(map(int, peak)),
+        "list_changes_while_measuring": int(compiles - len(tiers)),
         "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "peak_device_bytes": memory.get("peak_bytes_in_use") if memory else None,
     }

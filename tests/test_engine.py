@@ -144,3 +144,19 @@ def test_injection_buffers_have_their_own_depth():
     injection, transit = taken[:, layout.ports:], taken[:, : layout.ports]
     assert injection.max() == 5 and transit.max() <= 2
     _check_invariants(network, state, 0)
+
+
+def test_list_capacities_grow_with_headroom_and_rarely_change():
+    """Each distinct capacity tuple is one compilation: a list keeps its capacity while its
+    count fits with a 1.25 margin and uses more than a quarter of it."""
+    from jaxnet.sim.run import fit_lists
+
+    steps = ((10, 20, 40, 80, 100),) * 2
+    assert fit_lists((), [5, 5]) is None
+    assert fit_lists(steps, [12, 3]) == (20, 10)  # 1.5 x the count
+    assert fit_lists(steps, [15, 3], (20, 10)) == (20, 10)  # 15 x 1.25 <= 20: kept
+    assert fit_lists(steps, [17, 3], (20, 10)) == (40, 10)  # outgrown: 1.5 x 17 -> 40
+    assert fit_lists(steps, [11, 3], (40, 10)) == (40, 10)  # a quarter or more used: kept
+    assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than a quarter: shrinks
+    assert fit_lists(steps, [90, 3], (80, 10)) == (100, 10)  # at most every ring
+    assert fit_lists(steps, [30, 3], (20, 10), grow=2.0) == (80, 10)  # an overflowed chunk's redo

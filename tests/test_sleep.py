@@ -30,7 +30,10 @@ CASES = {
 CYCLES, CHUNK = 1200, 200
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+SLOW = {"dor_bubble_torus", "valiant_dragonfly_injection"}  # bubble DOR through lists: tests/test_behaviour.py
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n in SLOW else ()) for n in sorted(CASES)])
 def test_sleeping_heads_change_nothing(name):
     topology, routing, router, pattern = CASES[name]
     topo = build_topology(topology)

@@ -46,13 +46,11 @@ def _start(tmp_path, *overrides):
                             preexec_fn=_default_sigint)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_keeps_finished_points_and_the_same_command_resumes(tmp_path, workers):
+def test_sigterm_keeps_finished_points_and_the_same_command_resumes(tmp_path):
     """Points are written as their sub-batch finishes; SIGTERM stops the run cleanly (exit 130,
-    a resume hint, no traceback; worker processes too); the same command then simulates only
-    the missing points."""
+    a resume hint, no traceback); the same command then simulates only the missing points."""
     loads = "sim.loads=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8]"
-    job = _start(tmp_path, loads, "sim.sub_batch=1", "sim.measure=1500", f"sim.workers={workers}")
+    job = _start(tmp_path, loads, "sim.sub_batch=1", "sim.measure=1500")
     deadline = time.time() + 300
     while not (tmp_path / "results.csv").exists() and time.time() < deadline and job.poll() is None:
         time.sleep(0.05)
@@ -70,18 +68,27 @@ def test_sigterm_keeps_finished_points_and_the_same_command_resumes(tmp_path, wo
     assert len(rows) == 8 and rows[: len(kept)] == kept  # finished points kept as they were
 
 
-def test_worker_processes_give_the_rows_of_one_process(tmp_path):
-    """sim.workers=2 runs the points in two worker processes, one point per sub-batch, and
-    writes the rows a one-process run writes (in the order they finish)."""
-    loads = "sim.loads=[0.2,0.5,0.8,1.0]"
-    code, stderr = run_app(simulate_app, tmp_path / "one", *TINY, loads, "sim.workers=1")
+def test_worker_processes_give_the_rows_of_one_process_and_stop_cleanly(tmp_path):
+    """sim.workers=2 runs the points in two worker processes, one point per sub-batch: SIGTERM
+    stops them with the parent (exit 130, no traceback, finished points kept), the same
+    command resumes, and the rows are those a one-process run writes."""
+    loads = ["sim.loads=[0.2,0.4,0.6,0.8,1.0]", "sim.measure=3000", "sim.workers=2"]
+    job = _start(tmp_path / "two", *loads)
+    deadline = time.time() + 300
+    while not (tmp_path / "two" / "results.csv").exists() and time.time() < deadline and job.poll() is None:
+        time.sleep(0.05)
+    job.send_signal(signal.SIGTERM)
+    _, stderr = job.communicate(timeout=300)
+    assert job.returncode == 130 and "Traceback" not in stderr, stderr
+    assert 1 <= len(_rows(tmp_path / "two")) < 5
+    resumed = subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", f"hydra.run.dir={tmp_path / 'two'}", *TINY,
+                              *loads], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "2 worker process(es)" in resumed.stdout + resumed.stderr
+    code, stderr = run_app(simulate_app, tmp_path / "one", *TINY, *loads[:2], "sim.workers=1")
     assert code == 0, stderr
-    two = subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", f"hydra.run.dir={tmp_path / 'two'}", *TINY,
-                          loads, "sim.workers=2"], capture_output=True, text=True, timeout=600)
-    assert two.returncode == 0, two.stderr
-    assert "2 worker process(es)" in two.stdout + two.stderr and "4 of 4 new point(s) written" in two.stdout + two.stderr
     one, parallel = _rows(tmp_path / "one"), _rows(tmp_path / "two")
-    assert len(one) == len(parallel) == 4
+    assert len(one) == len(parallel) == 5
     by_load = {r["offered_load"]: r for r in parallel}
     for row in one:
         assert _same_results({**row, "config": ""}, {**by_load[row["offered_load"]], "config": ""})

@@ -29,8 +29,10 @@ EVERY_RING = RingList(None, True)
 def _positions(mask, capacity: int):
     """(index [capacity] of the first `capacity` entries where mask holds, in order (0
     padded), count of entries where it holds). A prefix sum and a scatter: on CPU about
-    three times faster than jnp.nonzero."""
-    position = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32))
+    three times faster than jnp.nonzero. jnp.cumsum rather than lax.associative_scan, whose
+    log-depth unrolling made RRG 720's listed chunk take 14 s to compile instead of 7, for
+    the same run time."""
+    position = jnp.cumsum(mask, dtype=jnp.int32)
     index = jnp.zeros(capacity, jnp.int32).at[jnp.where(mask, position - 1, capacity)].set(
         jnp.arange(mask.shape[0], dtype=jnp.int32), mode="drop")
     return index, position[-1]

@@ -102,9 +102,10 @@ def longest_route(network: "Network") -> int:
     return int(explore_routes(network, draws=routing.explore_draws).longest)
 
 
-# Buffers in use per server at saturation (occupied input rings, waiting heads, occupied
-# output rings, output rings with a packet to send), measured on RRGs (docs/benchmarks.md).
-FULL_LOAD_IN_USE = (5.0, 1.0, 8.0, 4.0)
+# Buffers in use per server at saturation (occupied input rings, heads routed (most of
+# them sleep), occupied output rings, output rings with a packet to send), measured on RRGs
+# (docs/benchmarks.md).
+FULL_LOAD_IN_USE = (5.0, 0.5, 8.0, 4.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -127,33 +128,40 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
     return jax.jit(batch)
 
 
-# Above this fraction of its rings in one list, visiting every buffer is cheaper than the
-# lists (RRG 720, minimal, 4 VCs: lists of 80% of the rings at load 1.0 ran at 17k
-# router-cycles/s, every buffer at 39k; at load 0.5, lists of 30% at 230-340k; docs/benchmarks.md).
-FULL_SCAN_FROM = 0.75
+# A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
+# it shrinks only once the count uses less than 1/SHRINK of it. Capacities that rarely change
+# mean few compilations (each distinct capacity tuple is one; on RRG 720 about 13 s each):
+# a saturated RRG 720 point compiled 22 times in 4000 cycles when every chunk refitted its lists.
+GROW, SHRINK = 1.5, 4
 
 
-def fit_lists(lists: tuple, peak, margin: float = 1.25) -> tuple | None:
-    """The list capacities (one per list) that hold `margin` x the counts `peak`: per list
-    the smallest step that does; None (every buffer every cycle) when there are no lists or
-    one would hold more than FULL_SCAN_FROM of its rings."""
-    if not lists or any(margin * count > FULL_SCAN_FROM * steps[-1] for steps, count in zip(lists, np.asarray(peak))):
+def fit_lists(lists: tuple, peak, current: tuple | None = None, grow: float = GROW) -> tuple | None:
+    """The list capacities for the next chunk given the counts `peak` of the last one: per
+    list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it,
+    else (and with no current) the smallest step that holds `grow` x the count. None (every
+    buffer every cycle) when there are no lists; lists always beat visiting every buffer
+    (RRG 720 at saturation: 7.5-12 ms a cycle against 29 ms, docs/benchmarks.md)."""
+    if not lists:
         return None
-    return tuple(next(k for k in steps if k >= margin * count) for steps, count in zip(lists, np.asarray(peak)))
+    tier = []
+    for i, (steps, count) in enumerate(zip(lists, np.asarray(peak))):
+        fitted = next(k for k in steps if k >= min(grow * count, steps[-1]))
+        keep = current is not None and 1.25 * count <= current[i] and SHRINK * count >= current[i]
+        tier.append(int(current[i]) if keep else int(fitted))
+    return tuple(tier)
 
 
 def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, lists: tuple, tier):
-    """(state after n_cycles, the counts of buffers listed at most in a cycle): runs with
-    list capacities `tier` and redoes the chunk with larger ones while a list overflowed."""
+    """(state after n_cycles, the counts of buffers listed at most in a cycle, the list
+    capacities used): runs with capacities `tier` and redoes the chunk with larger ones
+    while a list overflowed."""
     while True:
         advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, tier)
         new_state, peak = advance(network.net, network.tables, params, state)
         peak = np.asarray(peak).max(axis=0)
-        if tier is None:  # every buffer was visited: stay so (counts are not kept then)
-            return new_state, np.array([steps[-1] for steps in lists], np.int64) if lists else peak
-        if bool(np.all(peak <= np.asarray(tier))):
-            return new_state, peak
-        tier = fit_lists(lists, np.maximum(peak, tier), margin=2.0)
+        if tier is None or bool(np.all(peak <= np.asarray(tier))):
+            return new_state, peak, tier
+        tier = fit_lists(lists, np.maximum(peak, tier), tier, grow=2.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -316,9 +324,10 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report = on_cycles or (lambda _: None)
     report(spec.chunk * done * n)
     compile_s = None
-    peak = first_guess(network.layout, max(load for load, _ in points))
+    tier = fit_lists(lists, first_guess(network.layout, max(load for load, _ in points)), grow=1.25)
     for i in range(done, chunks):
-        state, peak = advance_chunk(network, params, state, spec.chunk, width, lists, fit_lists(lists, peak))
+        state, peak, tier = advance_chunk(network, params, state, spec.chunk, width, lists, tier)
+        tier = fit_lists(lists, peak, tier)
         if compile_s is None:
             compile_s = time.perf_counter() - start
         if spec.check_invariants:

@@ -107,6 +107,7 @@ def test_adv_local_caps_minimal_at_one_over_p():
     assert accepted == pytest.approx(1 / P, rel=0.02)
 
 
+@pytest.mark.slow  # 4000 cycles on each of several networks: 12-33 s
 def test_adv_group_caps_hierarchical_minimal_but_not_graph_minimal():
     traffic = {"name": "adv_group", "offset": 1}
     hierarchical = saturated(DRAGONFLY, {"name": "dragonfly_minimal"}, traffic, vcs=2, policy="dragonfly")
@@ -136,6 +137,7 @@ def test_valiant_reaches_about_half_of_minimal_under_uniform():
     assert 0.35 <= valiant / minimal <= 0.65
 
 
+@pytest.mark.slow  # 4000 cycles on each of several networks: 12-33 s
 def test_rval_on_adv_local_far_above_valiant():
     """Each scheme reaches its channel-load bound: Valiant 0.6 (every local link carries
     5/3 of the offered load), RVAL 1 (intermediates inside the group load every local link
@@ -176,6 +178,7 @@ def test_polarized_algorithm_1_against_minimal_on_a_small_rrg():
     assert polarized_u == pytest.approx(minimal_u, rel=0.1)
 
 
+@pytest.mark.slow  # 4000 cycles on each of several networks: 12-33 s
 def test_polarized_leaves_a_saturated_link_when_unavailable_outputs_are_dropped_first():
     """DESIGN's order (available_first): Polarized takes a longer route whenever the direct
     output cannot take the packet, and beats minimal by 2x on neighbour permutations, up to

@@ -47,7 +47,26 @@ def commands_in(text: str) -> list[str]:
     return list(dict.fromkeys(commands))
 
 
-CASES = [(doc.relative_to(ROOT).as_posix(), command) for doc in DOCUMENTS for command in commands_in(doc.read_text())]
+def _as_run(command: str) -> str:
+    """The command as the test runs it: the tiny values replace the command's own."""
+    app, *args = shlex.split(command)
+    tiny = TINY.get(app, [])
+    shrunk = {t.split("=")[0] for t in tiny}
+    return shlex.join([app, *[a for a in args if a.split("=")[0] not in shrunk], *tiny])
+
+
+def _cases():
+    """(document, command) for every command, each run once (the first document that has it)."""
+    seen, cases = set(), []
+    for doc in DOCUMENTS:
+        for command in commands_in(doc.read_text()):
+            if _as_run(command) not in seen:
+                seen.add(_as_run(command))
+                cases.append((doc.relative_to(ROOT).as_posix(), command))
+    return cases
+
+
+CASES = _cases()
 
 
 def _param(doc, command):
@@ -110,9 +129,7 @@ def test_documented_command_runs(command, tmp_path, monkeypatch):
         overrides = [a for a in args if "=" in a and not a.startswith(("+experiment", "scale", "hydra"))]
         assert sweep_jobs(name, scale, overrides)
         return
-    tiny = TINY.get(app, [])
-    shrunk = {t.split("=")[0] for t in tiny}
-    args = [a for a in args if a.split("=")[0] not in shrunk]  # the tiny values replace the command's own
+    args = shlex.split(_as_run(command))[1:]
     extra = [f"hydra.sweep.dir={tmp_path / 'sweep'}"] if "-m" in args else []
-    code, stderr = run_app(APPS[app], tmp_path / "run", *args, *tiny, *extra)
+    code, stderr = run_app(APPS[app], tmp_path / "run", *args, *extra)
     assert code == 0, stderr

@@ -63,6 +63,7 @@ def _run(topo, routing, vcs, traffic, loads):
     return network, rows, state
 
 
+@pytest.mark.slow  # about 25 s; UGAL's routes and drain stay in the fast tier (here and tests/test_behaviour.py)
 def test_ugal_adversarial_dragonfly_no_deadlock_and_beats_minimal(dragonfly):
     traffic = _adversarial(dragonfly)
     loads = [0.3, 0.6, 1.0]

@@ -148,7 +148,7 @@ def test_injection_buffers_have_their_own_depth():
 
 def test_list_capacities_grow_with_headroom_and_rarely_change():
     """Each distinct capacity tuple is one compilation: a list keeps its capacity while its
-    count fits with a 1.25 margin and uses more than a quarter of it."""
+    count fits with a 1.25 margin and uses at least half of it."""
     from jaxnet.sim.run import fit_lists
 
     steps = ((10, 20, 40, 80, 100),) * 2
@@ -156,7 +156,8 @@ def test_list_capacities_grow_with_headroom_and_rarely_change():
     assert fit_lists(steps, [12, 3]) == (20, 10)  # 1.5 x the count
     assert fit_lists(steps, [15, 3], (20, 10)) == (20, 10)  # 15 x 1.25 <= 20: kept
     assert fit_lists(steps, [17, 3], (20, 10)) == (40, 10)  # outgrown: 1.5 x 17 -> 40
-    assert fit_lists(steps, [11, 3], (40, 10)) == (40, 10)  # a quarter or more used: kept
-    assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than a quarter: shrinks
+    assert fit_lists(steps, [20, 3], (40, 10)) == (40, 10)  # half or more used: kept
+    assert fit_lists(steps, [19, 3], (40, 10)) == (40, 10)  # less than half, but 1.5 x 19 needs 40
+    assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than half: shrinks
     assert fit_lists(steps, [90, 3], (80, 10)) == (100, 10)  # at most every ring
     assert fit_lists(steps, [30, 3], (20, 10), grow=2.0) == (80, 10)  # an overflowed chunk's redo

@@ -199,12 +199,14 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     )
 
 
-def availability(layout: Layout, outputs: Rings, out_held, t):
-    """int32 [out_vcs] what each output (port, VC) can take now: 0 nothing, 1 a packet
+def availability(layout: Layout, outputs: Rings, out_held, out_list: RingList, t):
+    """int32 [K] what each listed output (port, VC) can take now: 0 nothing, 1 a packet
     (`OutputView.available`), 2 a packet and room for another (`room_for_two` too). A head
-    that no candidate can take stays so until one of its candidates' values rises."""
-    room = jnp.clip(layout.router.output_buffer - outputs.taken, 0, 2)
-    return jnp.where(out_held <= t, room, 0)
+    that no candidate can take stays so until one of its candidates' values rises. Only the
+    occupied outputs (the list) can rise: an empty one is never held and always at its
+    highest value, min(2, output buffer)."""
+    room = jnp.clip(layout.router.output_buffer - pick(outputs.taken, out_list.ids), 0, 2)
+    return jnp.where(pick(out_held, out_list.ids) <= t, room, 0)
 
 
 def port_mask(ports):
@@ -215,20 +217,25 @@ def port_mask(ports):
     return jnp.sum(bits, axis=-1, dtype=jnp.uint32)
 
 
-def rose_ports(layout: Layout, before, now):
-    """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where that
-    VC's `availability` rose from `before` to `now`; row V: where some VC's did. Built by
-    scatters: XLA:CPU would fuse a computed mask into each listed head's lookup and redo it
-    per head."""
-    r_count, v_count, words = layout.routers, layout.vcs, -(-layout.ports // 32)
-    rose = (now > before).reshape(r_count, layout.ports_per_router, v_count)[:, :layout.ports]
-    rose = jnp.concatenate([rose, rose.any(axis=2, keepdims=True)], axis=2)  # [R, P, V + 1]
-    port = jnp.arange(layout.ports, dtype=jnp.uint32)[None, :, None]
-    slot = ((jnp.arange(r_count)[:, None, None] * (v_count + 1) + jnp.arange(v_count + 1)[None, None, :]) * words
-            + port // 32)
-    bits = jnp.where(rose, jnp.uint32(1) << (port % 32), jnp.uint32(0))
-    return jnp.zeros(r_count * (v_count + 1) * words, jnp.uint32).at[slot].add(bits).reshape(
-        r_count, v_count + 1, words)
+def rose_ports(layout: Layout, out_list: RingList, rose):
+    """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where a
+    listed output's `availability` rose (`rose` bool [K]); row V: where some VC's did. Built
+    by scatters of the K listed outputs (distinct (router, VC, port) bits, so adding them
+    never carries), not by a computed mask that XLA:CPU would fuse into, and redo for, each
+    head's lookup."""
+    r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
+    words = -(-ports // 32)
+    ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
+    router, rest = ids // (layout.ports_per_router * v_count), ids % (layout.ports_per_router * v_count)
+    port, vc = rest // v_count, rest % v_count
+    rose = rose & out_list.valid & (port < ports)
+    bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)
+    slots = r_count * (v_count + 1) * words
+    by_vc = jnp.zeros(slots, jnp.uint32).at[jnp.where(rose, (router * (v_count + 1) + vc) * words + port // 32, slots)].add(
+        bit, mode="drop").reshape(r_count, v_count + 1, words)
+    some_vc = jnp.zeros(r_count * ports, bool).at[jnp.where(rose, router * ports + port, r_count * ports)].set(
+        True, mode="drop")
+    return by_vc.at[:, v_count].set(port_mask(some_vc.reshape(r_count, ports)))
 
 
 def allocate(layout: Layout, net: NetArrays, requests: Requests, seed, t):

@@ -132,7 +132,7 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
 # it shrinks only once the count uses less than 1/SHRINK of it. Capacities that rarely change
 # mean few compilations (each distinct capacity tuple is one; on RRG 720 about 13 s each):
 # a saturated RRG 720 point compiled 22 times in 4000 cycles when every chunk refitted its lists.
-GROW, SHRINK = 1.5, 4
+GROW, SHRINK = 1.5, 2
 
 
 def fit_lists(lists: tuple, peak, current: tuple | None = None, grow: float = GROW) -> tuple | None:

@@ -29,6 +29,7 @@ from jaxnet.sim.rings import (
     compact,
     compact_listed,
     head_rows,
+    pick,
     put,
     take_field,
     take_rows,
@@ -115,8 +116,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, in_list, out_list, t)
     sleep, rose = state.sleep, None
     if sleeps(layout, routing):
-        now = phases.availability(layout, outputs, state.out_held, t)
-        rose = phases.rose_ports(layout, sleep.availability, now)
+        now = phases.availability(layout, outputs, state.out_held, out_list, t)
+        rose = phases.rose_ports(layout, out_list, now > pick(sleep.availability, out_list.ids))
     heads = in_list
     if tier is not None:
         movable = movable_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
@@ -128,7 +129,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         sleep = Sleep(asleep=put(sleep.asleep, heads.ids, heads.valid, requests.blocked),
                       waits_on=put(sleep.waits_on, heads.ids, heads.valid, phases.port_mask(requests.usable)),
                       wait_vc=put(sleep.wait_vc, heads.ids, heads.valid, requests.wait_vc),
-                      availability=now)
+                      availability=put(sleep.availability, out_list.ids, out_list.valid, now))
     inputs, outputs, in_busy, out_held = phases.transfer(
         layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,
         requests, granted, seed, t)

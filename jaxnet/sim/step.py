@@ -115,7 +115,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     in_list, out_list = listed
     inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, in_list, out_list, t)
     sleep, rose = state.sleep, None
-    if sleeps(layout, routing):
+    if tier is not None and sleeps(layout, routing):  # every ring visited: nobody sleeps
         now = phases.availability(layout, outputs, state.out_held, out_list, t)
         rose = phases.rose_ports(layout, out_list, now > pick(sleep.availability, out_list.ids))
     heads = in_list

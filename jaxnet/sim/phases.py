@@ -149,6 +149,14 @@ class Requests(NamedTuple):
     blocked: jnp.ndarray
 
 
+def movable_heads(layout: Layout, inputs: Rings, in_busy, in_list: RingList, t):
+    """(slot row of each listed input ring's head, bool [K] the head may move this cycle:
+    waiting, arrived (router latency included) and its input VC free)."""
+    row, waiting = head_rows(inputs, in_list.ids, layout.input_depth)
+    arrived = take_field(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
+    return row, in_list.valid & waiting & arrived & (pick(in_busy, in_list.ids) <= t)
+
+
 def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings,
           outputs: Rings, out_held, in_busy, in_list: RingList, seed, t) -> Requests:
     """Route computation, request filtering and selection for the listed input rings' heads."""
@@ -156,10 +164,9 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     v_count, ports, width = layout.vcs, layout.ports, layout.ports_per_router
     ids = in_list.ids
     ring = ring_ids(inputs, ids)
-    row, waiting = head_rows(inputs, ids, layout.input_depth)
+    row, active = movable_heads(layout, inputs, in_busy, in_list, t)
     head = take_rows(inputs.slots, row)
     router = pick(net.in_router, ids)
-    active = in_list.valid & waiting & (head[:, pk.READY] + spec.router_latency <= t) & (pick(in_busy, ids) <= t)
     at_dest = head[:, pk.DST_R] == router
 
     cost, scheme_vc, scale = routing.candidates(tables, router, head, ports)

@@ -19,21 +19,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxnet.core import packets as pk
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import phases
 from jaxnet.sim.layout import Layout, NetArrays
-from jaxnet.sim.rings import (
-    EVERY_RING,
-    RingList,
-    compact,
-    compact_listed,
-    head_rows,
-    pick,
-    put,
-    take_field,
-    take_rows,
-)
+from jaxnet.sim.rings import EVERY_RING, RingList, compact, compact_listed, pick, put, take_rows
 from jaxnet.sim.state import SimState, Sleep, Watchdog
 from jaxnet.sim.stats import Events, record
 from jaxnet.traffic.device import Traffic
@@ -90,15 +79,13 @@ def sleeps(layout: Layout, routing: RoutingScheme) -> bool:
     return layout.router.selection == "available_first" and not routing.recomputes
 
 
-def movable_heads(layout: Layout, net: NetArrays, inputs, in_busy, sleep: Sleep, rose, in_list: RingList, t):
-    """bool [K]: the listed input rings whose head may move this cycle: arrived, input VC
-    free, and awake or woken (`rose`: `phases.rose_ports` this cycle, None if nobody sleeps)."""
-    ids = in_list.ids
-    row, waiting = head_rows(inputs, ids, layout.input_depth)
-    arrived = take_field(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
-    movable = in_list.valid & waiting & arrived & (take_rows(in_busy, ids) <= t)
+def awake_heads(layout: Layout, net: NetArrays, inputs, in_busy, sleep: Sleep, rose, in_list: RingList, t):
+    """bool [K]: the listed input rings whose head may move this cycle (`phases.movable_heads`)
+    and is awake or woken (`rose`: `phases.rose_ports` this cycle, None if nobody sleeps)."""
+    _, movable = phases.movable_heads(layout, inputs, in_busy, in_list, t)
     if rose is None:
         return movable
+    ids = in_list.ids
     rose_here = rose.at[take_rows(net.in_router, ids), take_rows(sleep.wait_vc, ids)].get(mode="promise_in_bounds")
     woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
     return movable & (woken | ~take_rows(sleep.asleep, ids))
@@ -107,7 +94,7 @@ def movable_heads(layout: Layout, net: NetArrays, inputs, in_busy, sleep: Sleep,
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
                state: SimState, listed: Listed, tier: tuple[int, int, int, int] | None = None):
     """(state, buffers in use after one cycle, int32 [4] counts: occupied input rings, heads
-    routed (`movable_heads`), occupied output rings, output rings with a packet to send).
+    routed (`awake_heads`), occupied output rings, output rings with a packet to send).
     `tier`: the capacities of those lists (None: every ring every cycle). Results are exact
     while no count exceeds its capacity; the lists are kept up to date from the cycle's
     pushes, so a cycle never scans every ring."""
@@ -120,7 +107,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         rose = phases.rose_ports(layout, out_list, now > pick(sleep.availability, out_list.ids))
     heads = in_list
     if tier is not None:
-        movable = movable_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
+        movable = awake_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
         heads, n_heads = compact_listed(in_list, movable, tier[1])
     requests = phases.route(layout, routing, net, tables, inputs, outputs, state.out_held,
                             state.in_busy, heads, seed, t)

@@ -8,9 +8,9 @@
 
 Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
 outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); its
-figures are copied to docs/gallery/ and its wall time, device and the claims table go to
-gallery.json beside the results. The page lists every figure that has a gallery.json, with
-the command that regenerates it and the paper-scale cost (router-cycles, from the paper-scale
+figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
+record in docs/gallery/records/ (committed, so the page survives the outputs). The page lists
+every figure that has a record, with the command that regenerates it and the paper-scale cost (router-cycles, from the paper-scale
 configuration) and its time at the measured speeds of docs/benchmarks.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
 paths, Angara tables) and the simulations built on them, and adds them to the page.
@@ -36,6 +36,7 @@ from jaxnet.results import collect  # noqa: E402
 OUT = ROOT / "outputs" / "gallery"
 DOCS = ROOT / "docs"
 IMAGES = DOCS / "gallery"
+RECORDS = IMAGES / "records"
 # Router-cycles/s of one process on the 2-core CI machine averaged over a sweep of loads
 # 0.1..1.0 on RRG 720 (docs/benchmarks.md: 0.95 M at load 0.1, 0.28 M at 0.5, 0.04 M at 1.0;
 # the saturated points dominate the time).
@@ -83,8 +84,16 @@ def run_script(key: str) -> None:
             copy_figure(ROOT / out / figure, target)
             record["figures"].append(target.relative_to(DOCS).as_posix())
     record["tables"] = "\n\n".join((ROOT / out / t).read_text().strip() for t in tables if (ROOT / out / t).exists())
-    (OUT / "tables").mkdir(parents=True, exist_ok=True)
-    write_atomic(OUT / "tables" / f"{key}.json", json.dumps(record, indent=1))
+    save_record(key, record)
+
+
+def save_record(key: str, record: dict) -> None:
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    write_atomic(RECORDS / f"{key}.json", json.dumps(record, indent=1) + "\n")
+
+
+def sweep_dir(name: str, scale: str) -> Path:
+    return OUT / scale / name.replace("/", "_")
 
 
 def experiments() -> list[str]:
@@ -118,7 +127,7 @@ def paper_cost(name: str) -> float:
 
 
 def run(name: str, scale: str) -> None:
-    out = OUT / scale / name.replace("/", "_")
+    out = sweep_dir(name, scale)
     command = ["jaxnet", "-m", f"+experiment={name}", f"scale={scale}", f"hydra.sweep.dir={out}"]
     print("$", " ".join(command), flush=True)
     start = time.time()
@@ -134,7 +143,7 @@ def run(name: str, scale: str) -> None:
 
 
 def publish(out: Path, record: dict) -> None:
-    """Copy a sweep's figures to docs/gallery/, take its claims table, write gallery.json."""
+    """Copy a sweep's figures to docs/gallery/, take its claims table, save its record."""
     IMAGES.mkdir(parents=True, exist_ok=True)
     record["figures"] = []
     for png in sorted(out.glob("*.png")):
@@ -143,22 +152,29 @@ def publish(out: Path, record: dict) -> None:
         record["figures"].append(target.relative_to(DOCS).as_posix())
     claims = out / "claims.md"
     record["claims"] = claims.read_text().split("\n", 2)[2] if claims.exists() else ""
-    write_atomic(out / "gallery.json", json.dumps(record, indent=1))
+    save_record(out.name + f"_{record['scale']}", record)
 
 
 def refresh() -> None:
     """Re-merge every finished sweep (figures and claims from its rows, e.g. after a change to
-    the plots or the claims) without simulating again; wall times are kept."""
-    for path in sorted(OUT.glob("*/*/gallery.json")):
-        rows, _ = collect.load([d for d in path.parent.iterdir() if d.is_dir()])
-        collect.write_outputs(rows, path.parent)
-        publish(path.parent, json.loads(path.read_text()))
+    the plots or the claims) without simulating again; wall times are kept. Sweeps whose
+    outputs are not on this machine keep their records as they are."""
+    for record in records():
+        out = sweep_dir(record["name"], record.get("scale", ""))
+        if "scale" in record and out.is_dir():
+            rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
+            collect.write_outputs(rows, out)
+            publish(out, record)
+
+
+def records() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))]
 
 
 def page() -> str:
-    records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*/*/gallery.json"))]
     order = {n: i for i, n in enumerate(experiments())}
-    records.sort(key=lambda r: (order.get(r["name"], 99), r["scale"]))
+    figures = sorted((r for r in records() if "paper_router_cycles" in r),
+                     key=lambda r: (order.get(r["name"], 99), r["scale"]))
     lines = ["# Gallery: the papers' figures, regenerated",
              "",
              "Written by `python scripts/gallery.py` (docs/experiments.md explains the experiments).",
@@ -174,9 +190,7 @@ def page() -> str:
              "over a sweep of loads (docs/benchmarks.md: saturated loads are the slow part). No GPU has",
              "been measured yet, so no GPU time is estimated.",
              ""]
-    for r in records:
-        if "paper_router_cycles" not in r:
-            continue
+    for r in figures:
         cost = r["paper_router_cycles"]
         lines += [f"## {r['name']} ({r['scale']} scale)", "",
                   f"    {r['command']}", "",
@@ -188,7 +202,7 @@ def page() -> str:
         lines += [f"![{r['name']} {Path(f).stem}]({f})" for f in r["figures"]] + [""]
         if r["claims"]:
             lines += [r["claims"].strip(), ""]
-    scripts = {r["name"]: r for r in (json.loads(p.read_text()) for p in sorted((OUT / "tables").glob("*.json")))}
+    scripts = {r["name"]: r for r in records() if "title" in r}
     lines += ["# The balanced-paths and Angara papers", "",
               "These papers' results are tables and path or table statistics rather than",
               "load-throughput curves; `python scripts/gallery.py --tables` regenerates them (and",

@@ -65,8 +65,10 @@ OPTION_CASES = [
 ]
 
 POINTS = [(0.4, 1), (0.9, 2)]
-WINDOW = dict(warmup=100, measure=1400, chunk=500)
-DRAIN_AFTER = 400  # generation stops here; the rest of the window drains the network
+WINDOW = dict(warmup=100, measure=900, chunk=500)
+DRAIN_AFTER = 300  # generation stops here; the rest of the window drains the network
+# minimal routing under ADV+1 queues a group's packets behind one global link: 500 more cycles to drain
+LONGER_DRAIN = {"traffic_adv_group": 500}
 
 
 def _conf(group, name):
@@ -111,7 +113,8 @@ def run_case(name, tmp_path, active_lists="auto"):
                                    router.get("flow_control", "cut_through"))
         router = {**router, "vcs": vc_policy.vcs_needed(policy, routing, topo, routing.build_tables(topo))}
     network = Network.build(topo, routing, RouterSpec.from_config(router))
-    window = SimSpec(**WINDOW, generate_until=DRAIN_AFTER, active_lists=active_lists)
+    window = SimSpec(**{**WINDOW, "measure": WINDOW["measure"] + LONGER_DRAIN.get(name, 0)},
+                     generate_until=DRAIN_AFTER, active_lists=active_lists)
     rows, state = simulate_cfg(network, traffic_cfg, POINTS, window)
     return [{k: v for k, v in row.items() if k not in TIMING_KEYS} for row in rows], state
 
@@ -120,10 +123,16 @@ def _recorded():
     return json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
 
 
-# fast tier: every routing scheme and router option; the traffic patterns (each also tested on
-# its own in tests/test_traffic.py) in the slow tier
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n.startswith("traffic_") else ())
-                                  for n in sorted(CASES)])
+# fast tier: every routing scheme and most router options; in the slow tier the traffic
+# patterns (each also tested on its own in tests/test_traffic.py) and the options that fast
+# tests of their own cover (injection buffers and policies, short packets, small buffers:
+# tests/test_engine.py and tests/test_routing.py)
+SLOW_CASES = {"minimal_random_injection", "injection_buffer_deeper", "rval_recomp_dest_injection",
+              "small_packets_and_buffers"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n.startswith("traffic_") or n in SLOW_CASES
+                                               else ()) for n in sorted(CASES)])
 def test_rows_match_the_fixture_and_drain(name, tmp_path):
     rows, state = run_case(name, tmp_path)
     for row in rows:

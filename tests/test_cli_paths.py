@@ -1,24 +1,31 @@
-"""`jaxnet-paths`: one JSON object on stdout, files in the run directory, one-line errors."""
+"""`jaxnet-paths`: one JSON object on stdout, files in the run directory, one-line errors
+(in-process, as the console script runs it)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import pytest
+from apps import run_app
+
+from jaxnet.cli import paths
 
 BASE = ["topology=dragonfly", "topology.a=3", "topology.h=2", "paths.k=3", "paths.cycles=2",
         "paths.optax.steps=200", "paths.dual.steps=200"]
 
 
-def run_cli(tmp_path, *overrides):
-    return subprocess.run(
-        [sys.executable, "-m", "jaxnet.cli.paths", *BASE, *overrides, f"hydra.run.dir={tmp_path}"],
-        capture_output=True, text=True, timeout=600,
-    )
+@pytest.fixture
+def run_cli(capfd):
+    def run(tmp_path, *overrides):
+        """returncode, stdout and stderr of `jaxnet-paths` with these overrides."""
+        capfd.readouterr()
+        code, stderr = run_app(paths, tmp_path, *BASE, *overrides)
+        return SimpleNamespace(returncode=code, stdout=capfd.readouterr().out, stderr=stderr)
+
+    return run
 
 
-def test_json_output_and_files(tmp_path):
+def test_json_output_and_files(tmp_path, run_cli):
     result = run_cli(tmp_path, "paths.algorithm=multi_mcf_cyclic", "format=json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)  # exactly one JSON object, nothing else
@@ -38,7 +45,7 @@ def test_json_output_and_files(tmp_path):
     [("paths.k=0", "paths.k"), ("paths.algorithm=ksp", "paths.algorithm"), ("format=yaml", "format"),
      ("paths.lp_method=simplex", "paths.lp_method")],
 )
-def test_bad_parameters_give_one_line(tmp_path, override, parameter):
+def test_bad_parameters_give_one_line(tmp_path, run_cli, override, parameter):
     result = run_cli(tmp_path, override)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
@@ -46,7 +53,7 @@ def test_bad_parameters_give_one_line(tmp_path, override, parameter):
     assert len(lines) == 1 and parameter in lines[0]
 
 
-def test_without_lp_the_dual_bound_still_certifies(tmp_path):
+def test_without_lp_the_dual_bound_still_certifies(tmp_path, run_cli):
     result = run_cli(tmp_path, "paths.lp_method=none", "format=json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)

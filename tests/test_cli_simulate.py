@@ -1,8 +1,10 @@
-"""The `jaxnet` Hydra app: results.csv columns, plots, resume, clear errors."""
+"""The `jaxnet` Hydra app: results.csv columns, plots, resume, clear errors (in-process, as
+the console script runs it; tests/test_sweep.py starts it as a process)."""
 import csv
-import subprocess
-import sys
 
+from apps import run_app
+
+from jaxnet.cli import simulate
 from jaxnet.results import LEADING_COLUMNS
 
 SMALL = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router=2",
@@ -10,8 +12,8 @@ SMALL = ["topology.routers=12", "topology.degree=4", "topology.servers_per_route
 
 
 def _run(tmp_path, *overrides):
-    return subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", f"hydra.run.dir={tmp_path}",
-                           *SMALL, *overrides], capture_output=True, text=True, timeout=600)
+    """(exit code, stderr) of `jaxnet` with the small network and these overrides."""
+    return run_app(simulate, tmp_path, *SMALL, *overrides)
 
 
 def _rows(tmp_path):
@@ -19,25 +21,26 @@ def _rows(tmp_path):
         return list(csv.DictReader(f))
 
 
-def test_results_plots_and_resume(tmp_path):
-    first = _run(tmp_path, "sim.loads=[0.2,0.4]")
-    assert first.returncode == 0, first.stderr
+def test_results_plots_and_resume(tmp_path, capfd):
+    code, stderr = _run(tmp_path, "sim.loads=[0.2,0.4]")
+    assert code == 0, stderr
     rows = _rows(tmp_path)
     assert len(rows) == 2
     assert list(rows[0])[: len(LEADING_COLUMNS)] == LEADING_COLUMNS
     assert {"config", "config_id", "jaxnet_version"} <= set(rows[0])
     for name in ("throughput.png", "latency.png", "jain.png"):
         assert (tmp_path / name).stat().st_size > 0
-    second = _run(tmp_path, "sim.loads=[0.2,0.4,0.6]")
-    assert second.returncode == 0, second.stderr
+    capfd.readouterr()
+    code, stderr = _run(tmp_path, "sim.loads=[0.2,0.4,0.6]")
+    assert code == 0, stderr
     again = _rows(tmp_path)
     assert len(again) == 3
     assert again[:2] == rows  # finished points are kept, not recomputed
-    assert "1 new point(s), 2 already" in second.stdout + second.stderr
+    assert "1 new point(s), 2 already" in capfd.readouterr().out + stderr
 
 
 def test_bad_parameter_is_one_line_without_traceback(tmp_path):
-    result = _run(tmp_path, "router.vcs=1", "sim.loads=[0.5]")
-    assert result.returncode == 2
-    assert "router.vcs=1 is invalid" in result.stderr
-    assert "Traceback" not in result.stderr
+    code, stderr = _run(tmp_path, "router.vcs=1", "sim.loads=[0.5]")
+    assert code == 2
+    assert "router.vcs=1 is invalid" in stderr
+    assert "Traceback" not in stderr

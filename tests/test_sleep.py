@@ -30,7 +30,9 @@ CASES = {
 CYCLES, CHUNK = 1200, 200
 
 
-SLOW = {"dor_bubble_torus", "valiant_dragonfly_injection"}  # bubble DOR through lists: tests/test_behaviour.py
+# fast tier: Polarized (several candidates per head, the hardest case); bubble DOR through
+# lists is in tests/test_behaviour.py
+SLOW = {"minimal_rrg", "dor_bubble_torus", "valiant_dragonfly_injection"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n in SLOW else ()) for n in sorted(CASES)])

@@ -72,7 +72,7 @@ def test_worker_processes_give_the_rows_of_one_process_and_stop_cleanly(tmp_path
     """sim.workers=2 runs the points in two worker processes, one point per sub-batch: SIGTERM
     stops them with the parent (exit 130, no traceback, finished points kept), the same
     command resumes, and the rows are those a one-process run writes."""
-    loads = ["sim.loads=[0.2,0.4,0.6,0.8,1.0]", "sim.measure=3000", "sim.workers=2"]
+    loads = ["sim.loads=[0.2,0.4,0.6,0.8,1.0]", "sim.measure=1500", "sim.workers=2"]
     job = _start(tmp_path / "two", *loads)
     deadline = time.time() + 300
     while not (tmp_path / "two" / "results.csv").exists() and time.time() < deadline and job.poll() is None:
@@ -162,13 +162,11 @@ def test_multirun_merges_jobs_and_reports_a_failed_one(tmp_path):
     """Three jobs: two routings that run and one with a bad parameter. The bad one is
     reported, the others run, the sweep exits non-zero, and the sweep root has one merged
     table and figure with both good routings as separate lines."""
-    result = subprocess.run(
-        [sys.executable, "-m", "jaxnet.cli.simulate", "-m", f"hydra.sweep.dir={tmp_path}", *TINY,
-         "sim.loads=[0.2,0.5]", "routing=minimal,table,source_minimal"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 1, result.stderr
-    assert "job 1 failed: error: routing.path_file=None is invalid" in result.stderr
-    assert "Traceback" not in result.stderr
+    code, stderr = run_app(simulate_app, tmp_path, "-m", f"hydra.sweep.dir={tmp_path}", *TINY,
+                           "sim.loads=[0.2,0.5]", "routing=minimal,table,source_minimal")
+    assert code == 1, stderr
+    assert "job 1 failed: error: routing.path_file=None is invalid" in stderr
+    assert "Traceback" not in stderr
     rows = _rows(tmp_path)
     assert {r["routing"] for r in rows} == {"minimal", "source_minimal"} and len(rows) == 4
     assert len(set(collect.assign_curves(rows).values())) == 2

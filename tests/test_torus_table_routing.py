@@ -47,6 +47,7 @@ TRAFFIC = [
     {"name": "tornado", "server_map": "same"},
     {"name": "all_to_all"},
 ]
+SLOW_TRAFFIC = {"neighbour", "all_to_all"}  # fast tier: transpose and tornado
 
 
 def _table_loads(network, traffic):
@@ -74,7 +75,8 @@ def _sent(network, state):
     return np.asarray(state.stats.link_packets[0]).reshape(layout.routers, -1)[:, : layout.ports]
 
 
-@pytest.mark.parametrize("traffic", TRAFFIC, ids=[t["name"] for t in TRAFFIC])
+@pytest.mark.parametrize("traffic", [pytest.param(t, marks=pytest.mark.slow if t["name"] in SLOW_TRAFFIC else ())
+                                     for t in TRAFFIC], ids=[t["name"] for t in TRAFFIC])
 def test_tables_carry_the_pattern_along_their_routes(traffic):
     """At 0.7 x the tables' channel-load bound every offered packet is carried (within 4%;
     seeds 1-4 within 1.3%), over exactly the channels the table routes use and with their

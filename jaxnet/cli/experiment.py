@@ -121,17 +121,29 @@ def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -
     """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs, one per
     combination of the experiment's sweeper params (jobs a line skips are left out)."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf, open_dict
 
     from jaxnet.cli.common import CONF_DIR
 
     base = [f"+experiment={name}", f"scale={scale}", *overrides]
     with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
-        params = compose(config_name="config", overrides=base, return_hydra_config=True).hydra.sweeper.params
+        composed = compose(config_name="config", overrides=base, return_hydra_config=True)
+        params = composed.hydra.sweeper.params
         keys = list(params)
-        jobs = []
+        with open_dict(composed):
+            del composed["hydra"]
+        # plain values (line, network) are set on the composed config, as an override would;
+        # config groups need a compose per job (each compose re-reads every YAML file: 0.3 s)
+        plain = all(k.isidentifier() and not OmegaConf.is_config(OmegaConf.select(composed, k)) for k in keys)
+        parser, jobs = OverridesParser.create(), []
         for values in itertools.product(*(str(params[k]).split(",") for k in keys)):
-            cfg = compose(config_name="config", overrides=base + [f"{k}={v}" for k, v in zip(keys, values)])
+            if plain:
+                cfg = copy.deepcopy(composed)
+                for key, value in zip(keys, values):
+                    OmegaConf.update(cfg, key, parser.parse_override(f"{key}={value}").value())
+            else:
+                cfg = compose(config_name="config", overrides=base + [f"{k}={v}" for k, v in zip(keys, values)])
             try:
                 jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True)))
             except NotApplicable:

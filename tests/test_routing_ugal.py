@@ -56,10 +56,9 @@ def test_ugal_routes_are_minimal_or_valiant_with_hop_vcs(graph, dragonfly):
     assert [len(r) for r in idle] == topo.distances[src, dst].tolist()
 
 
-def _run(topo, routing, vcs, traffic, loads):
+def _run(topo, routing, vcs, traffic, loads, window=WINDOW):
     network = Network.build(topo, build_routing(routing), RouterSpec(vcs=vcs))
-    rows, state = simulate_cfg(network, traffic, [(load, i + 1) for i, load in enumerate(loads)],
-                           WINDOW)
+    rows, state = simulate_cfg(network, traffic, [(load, i + 1) for i, load in enumerate(loads)], window)
     return network, rows, state
 
 
@@ -83,7 +82,8 @@ def test_ugal_adversarial_dragonfly_no_deadlock_and_beats_minimal(dragonfly):
 
 
 def test_ugal_uniform_delivers_and_stays_mostly_minimal(dragonfly):
-    network, rows, state = _run(dragonfly, {"name": "ugal"}, 6, {"name": "uniform"}, [0.2, 1.0])
+    network, rows, state = _run(dragonfly, {"name": "ugal"}, 6, {"name": "uniform"}, [0.2, 1.0],
+                                SimSpec(warmup=500, measure=1500, chunk=500))
     for i, row in enumerate(rows):
         _check_invariants(network, state, i)
         assert not row["deadlock"]

@@ -27,7 +27,7 @@ CASES = {
                                     {"vc_policy": "dragonfly", "vcs": 4, "injection_buffers": 2,
                                      "injection_policy": "dest"}, "adv_group"),
 }
-CYCLES, CHUNK = 1200, 200
+CYCLES, CHUNK = 800, 200
 
 
 # fast tier: Polarized (several candidates per head, the hardest case); bubble DOR through

@@ -27,7 +27,7 @@ def test_bubble_on_one_vc_never_deadlocks_at_saturation(sides, routing, traffic)
     """Saturated for 1500 cycles, then drained: nothing stuck, every packet delivered."""
     network = _bubble(_torus(sides), routing)
     assert network.layout.vcs == 1 and network.layout.vc_policy == "ring"
-    spec = SimSpec(warmup=500, measure=7500, chunk=4000, watchdog=500, generate_until=1500)
+    spec = SimSpec(warmup=500, measure=5500, chunk=3000, watchdog=500, generate_until=1500)
     rows, state = simulate_cfg(network, traffic, [(1.0, 1), (1.0, 2)], spec)
     assert not any(row["deadlock"] for row in rows)
     assert all(row["packets_consumed"] > 0 for row in rows)

@@ -91,7 +91,7 @@ def valiant_bound(topo, destination, intermediates):
     return 1 / max(load.values())
 
 
-@pytest.mark.parametrize("lam", [1, 2])
+@pytest.mark.parametrize("lam", [1, pytest.param(2, marks=pytest.mark.slow)])  # fast tier: lambda 1
 def test_antmill_caps_minimal_at_one_over_p_lambda(lam):
     topo = {"name": "rrg", "routers": 24, "degree": 4, "seed": 1, "medoid_of": 1, "servers_per_router": P}
     traffic = {"name": "antmill", "lam": lam, "unique": True, "delta": None, "server_map": "same",

@@ -52,8 +52,8 @@ def _label(case):
     return f"{routing['name']}{'-strong' if routing.get('strong') else ''}-{topology['name']}-{policy}"
 
 
-# fast tier: two cases (every routing also drains in tests/test_behaviour.py); all in the slow tier
-DRAIN_FAST = {"polarized-strong-hamming-hops", "rval_recomp-dragonfly-dragonfly"}
+# fast tier: one case (every routing also drains in tests/test_behaviour.py); all in the slow tier
+DRAIN_FAST = {"rval_recomp-dragonfly-dragonfly"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=() if _label(c) in DRAIN_FAST else pytest.mark.slow)

@@ -150,6 +150,7 @@ def _mean_block_length(topo, tables):
     return float((per_pair[count > 0] / count[count > 0]).mean())
 
 
+@pytest.mark.slow  # KSP also drains in the fast tier: tests/test_behaviour.py
 def test_ksp_simulation_delivers_everything(rrg):
     network = _network(rrg, KShortestPaths(k=8), vcs=5)
     assert network.layout.max_hops == 5

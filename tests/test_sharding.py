@@ -18,8 +18,8 @@ print(json.dumps({"devices": jax.device_count(), "shards": len(state.cycle.shard
 
 
 def _run(devices: int) -> dict:
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
-           "JAX_PLATFORMS": "cpu"}
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}"
+    env = {**os.environ, "XLA_FLAGS": flags.strip(), "JAX_PLATFORMS": "cpu"}
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                          cwd=os.path.dirname(__file__), timeout=600)
     assert out.returncode == 0, out.stderr

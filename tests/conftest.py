@@ -17,7 +17,8 @@ import tempfile
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0".strip()
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ  # made here (the xdist workers inherit it)
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", tempfile.mkdtemp(prefix="jaxnet-tests-xla-"))
+if _OWN_CACHE:
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxnet-tests-xla-")
 
 import absl.logging  # noqa: E402 (after the cache directory is set)
 import jax

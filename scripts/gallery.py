@@ -10,8 +10,8 @@ Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
 outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); its
 figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
 record in docs/gallery/records/ (committed, so the page survives the outputs). The page lists
-every figure that has a record, with the command that regenerates it and the paper-scale cost (router-cycles, from the paper-scale
-configuration) and its time at the measured speeds of docs/benchmarks.md. `--tables` runs
+every figure that has a record, with the command that regenerates it and the paper-scale
+cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of docs/benchmarks.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
 paths, Angara tables) and the simulations built on them, and adds them to the page.
 """
@@ -92,6 +92,11 @@ def save_record(key: str, record: dict) -> None:
     write_atomic(RECORDS / f"{key}.json", json.dumps(record, indent=1) + "\n")
 
 
+def figure_key(name: str, scale: str) -> str:
+    """antmill/fig5 at small scale -> antmill_fig5_small (its record's file name)."""
+    return f"{name.replace('/', '_')}_{scale}"
+
+
 def sweep_dir(name: str, scale: str) -> Path:
     return OUT / scale / name.replace("/", "_")
 
@@ -147,12 +152,12 @@ def publish(out: Path, record: dict) -> None:
     IMAGES.mkdir(parents=True, exist_ok=True)
     record["figures"] = []
     for png in sorted(out.glob("*.png")):
-        target = IMAGES / f"{record['name'].replace('/', '_')}_{record['scale']}_{png.name}"
+        target = IMAGES / f"{figure_key(record['name'], record['scale'])}_{png.name}"
         copy_figure(png, target)
         record["figures"].append(target.relative_to(DOCS).as_posix())
     claims = out / "claims.md"
     record["claims"] = claims.read_text().split("\n", 2)[2] if claims.exists() else ""
-    save_record(out.name + f"_{record['scale']}", record)
+    save_record(figure_key(record["name"], record["scale"]), record)
 
 
 def refresh() -> None:
@@ -160,8 +165,8 @@ def refresh() -> None:
     the plots or the claims) without simulating again; wall times are kept. Sweeps whose
     outputs are not on this machine keep their records as they are."""
     for record in records():
-        out = sweep_dir(record["name"], record.get("scale", ""))
-        if "scale" in record and out.is_dir():
+        out = sweep_dir(record["name"], record["scale"]) if "scale" in record else None
+        if out is not None and out.is_dir():
             rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
             collect.write_outputs(rows, out)
             publish(out, record)

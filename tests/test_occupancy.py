@@ -48,7 +48,7 @@ def _trace(cycles: int):
     listed = Listed(EVERY_RING, EVERY_RING)
     out_vc = jnp.asarray([0])  # router 0, port 0, VC 0
     occupancy = jax.jit(lambda s: phases.output_view(
-        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, EVERY_RING, EVERY_RING, s.cycle),
+        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, EVERY_RING, EVERY_RING, s.cycle)[:2],
         s.out_held, out_vc, s.cycle).occupancy[0])
     seen, injected_at = [], None
     for _ in range(cycles):

@@ -32,6 +32,7 @@ from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.sim import keys
 from jaxnet.sim.layout import Layout, NetArrays
 from jaxnet.sim.rings import (
+    DROP,
     RingList,
     head_rows,
     pick,
@@ -48,12 +49,12 @@ from jaxnet.sim.state import Rings
 from jaxnet.traffic.device import Traffic, sample_destinations
 
 
-def release_slots(layout: Layout, inputs: Rings, outputs: Rings, in_list: RingList,
-                  out_list: RingList, t) -> tuple[Rings, Rings]:
-    """Input and output rings after freeing the listed rings' slots whose FREE_AT has come."""
-    spec = layout.router
-    return (release(inputs, in_list, t, layout.input_depth),
-            release(outputs, out_list, t, spec.output_buffer))
+def release_slots(layout: Layout, inputs: Rings, outputs: Rings, in_list: RingList, out_list: RingList, t):
+    """(inputs, outputs, in_kept bool [K_in], out_kept bool [K_out]): the rings after freeing
+    the listed rings' slots whose FREE_AT has come, and which listed rings still hold one."""
+    inputs, in_kept = release(inputs, in_list, t, layout.input_depth)
+    outputs, out_kept = release(outputs, out_list, t, layout.router.output_buffer)
+    return inputs, outputs, in_kept, out_kept
 
 
 class OutputView(NamedTuple):
@@ -226,23 +227,25 @@ def port_mask(ports):
 
 def rose_ports(layout: Layout, out_list: RingList, rose):
     """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where a
-    listed output's `availability` rose (`rose` bool [K]); row V: where some VC's did. Built
-    by scatters of the K listed outputs (distinct (router, VC, port) bits, so adding them
-    never carries), not by a computed mask that XLA:CPU would fuse into, and redo for, each
-    head's lookup."""
+    listed output's `availability` rose (`rose` bool [K]); row V: where some VC's did (one
+    bit per port, from its lowest VC that rose). Built by one scatter-add of the K listed
+    outputs' bits (distinct bits, so adding never carries), not by a computed mask that
+    XLA:CPU would fuse into, and redo for, each head's lookup."""
     r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
     words = -(-ports // 32)
     ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
     router, rest = ids // (layout.ports_per_router * v_count), ids % (layout.ports_per_router * v_count)
     port, vc = rest // v_count, rest % v_count
     rose = rose & out_list.valid & (port < ports)
+    network_port = jnp.where(rose, router * ports + port, r_count * ports)
+    lowest_vc = jnp.full(r_count * ports + 1, v_count, jnp.int32).at[network_port].min(vc, **DROP)
+    lead = rose & (take_rows(lowest_vc, network_port) == vc)
     bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)
     slots = r_count * (v_count + 1) * words
-    by_vc = jnp.zeros(slots, jnp.uint32).at[jnp.where(rose, (router * (v_count + 1) + vc) * words + port // 32, slots)].add(
-        bit, mode="drop").reshape(r_count, v_count + 1, words)
-    some_vc = jnp.zeros(r_count * ports, bool).at[jnp.where(rose, router * ports + port, r_count * ports)].set(
-        True, mode="drop")
-    return by_vc.at[:, v_count].set(port_mask(some_vc.reshape(r_count, ports)))
+    word = (router * (v_count + 1) + vc) * words + port // 32
+    index = jnp.concatenate([jnp.where(rose, word, slots), jnp.where(lead, word + (v_count - vc) * words, slots)])
+    return jnp.zeros(slots, jnp.uint32).at[index].add(jnp.concatenate([bit, bit]), **DROP).reshape(
+        r_count, v_count + 1, words)
 
 
 def allocate(layout: Layout, net: NetArrays, requests: Requests, seed, t):
@@ -270,7 +273,8 @@ def take_port(routing: RoutingScheme, tables, net: NetArrays, router, packets, p
 
 def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings,
              outputs: Rings, in_busy, out_held, in_list: RingList, requests: Requests, granted, seed, t):
-    """(inputs, outputs, in_busy, out_held) after the granted heads crossed the crossbar.
+    """(inputs, outputs, in_busy, out_held, filled bool [K]: granted into an empty output
+    ring) after the granted heads crossed the crossbar.
 
     The input VC and the output VC stay held until the tail has passed
     (`router.transfer_cycles`, and never before the tail has arrived); the input slot's
@@ -285,7 +289,7 @@ def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inp
     router = take_rows(net.in_router, ring)
     moved = take_port(routing, tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
-    outputs = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
+    outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
     if routing.recomputes:
         stuck = requests.active & ~granted & (head[:, pk.HOPS] == 0) & ~requests.at_dest
         redrawn = routing.on_blocked(tables, router, head,
@@ -294,7 +298,7 @@ def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inp
             jnp.where(stuck, requests.row, inputs.slots.shape[0])].set(redrawn, mode="drop"))
     out_held = out_held.at[jnp.where(granted, requests.out_vc, layout.out_vcs)].set(
         tail_out + 1, mode="drop")
-    return inputs, outputs, in_busy, out_held
+    return inputs, outputs, in_busy, out_held, granted & was_empty
 
 
 class Sent(NamedTuple):
@@ -303,7 +307,7 @@ class Sent(NamedTuple):
     records: int32 [K, F] each ring's head (valid where to_router or to_server).
     to_router, to_server: bool the ring's link started its head towards a router / a server.
     port: int32 output port of each ring; vc: int32 its VC; down: int32 the downstream input
-    ring the packet enters (where to_router).
+    ring the packet enters (where to_router); down_empty: bool that ring held nothing before.
     """
 
     records: jnp.ndarray
@@ -312,6 +316,7 @@ class Sent(NamedTuple):
     port: jnp.ndarray
     vc: jnp.ndarray
     down: jnp.ndarray
+    down_empty: jnp.ndarray
 
 
 def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, port_busy,
@@ -347,8 +352,9 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     port_rr = port_rr.at[at_port].set(jnp.where(vc + 1 == v_count, 0, vc + 1), mode="drop")
     to_router = send & (down_port >= 0)
     arriving = head.at[:, pk.READY].set(t + take_rows(net.out_latency, port))
-    inputs = push(inputs, down, to_router, arriving, layout.input_depth)
-    return inputs, outputs, port_busy, port_rr, Sent(head, to_router, send & (down_port < 0), port, vc, down)
+    inputs, down_empty = push(inputs, down, to_router, arriving, layout.input_depth)
+    return inputs, outputs, port_busy, port_rr, Sent(head, to_router, send & (down_port < 0), port, vc, down,
+                                                     down_empty)
 
 
 def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, q_head, seed, t):
@@ -371,10 +377,11 @@ def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, q_head, s
 
 def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings,
            queue: Rings, server_busy, seed, t):
-    """(inputs, queue, server_busy, injected bool [S], ring int32 [S]): an idle server link
-    moves the head of its source queue into an injection buffer (input ring `ring`); the
-    link is then busy L cycles and the head reaches the router at t + 1. The scheme fills
-    its routing fields (`at_injection`)."""
+    """(inputs, queue, server_busy, injected bool [S], ring int32 [S], ring_was_empty bool
+    [S]): an idle server link moves the head of its source queue into an injection buffer
+    (input ring `ring`, which held nothing before where ring_was_empty); the link is then
+    busy L cycles and the head reaches the router at t + 1. The scheme fills its routing
+    fields (`at_injection`)."""
     spec = layout.router
     v_count, s_count, q_depth = layout.vcs, layout.servers, spec.source_queue
     servers = jnp.arange(s_count)
@@ -389,10 +396,10 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
     new = routing.at_injection(tables, src_router, new, rng.random_bits(seed, t, rng.RNG_INJECT, s_count))
     ring = net.inject_vc[servers, jnp.minimum(inject_vc, v_count - 1)]
-    inputs = push(inputs, ring, injected, new, layout.input_depth)
+    inputs, was_empty = push(inputs, ring, injected, new, layout.input_depth)
     queue = pop_front(queue, injected, q_depth)
     server_busy = jnp.where(injected, t + spec.packet_size, server_busy)
-    return inputs, queue, server_busy, injected, ring
+    return inputs, queue, server_busy, injected, ring, was_empty
 
 
 def generate(layout: Layout, traffic: Traffic, load, generate_until, queue: Rings, seed, t):
@@ -408,7 +415,7 @@ def generate(layout: Layout, traffic: Traffic, load, generate_until, queue: Ring
     fits = queue.taken < q_depth
     enqueued = generates & fits
     entry = jnp.stack([dst, dst_router, jnp.full_like(dst, t)], axis=1)
-    queue = push(queue, jnp.arange(s_count), enqueued, entry, q_depth)
+    queue, _ = push(queue, jnp.arange(s_count), enqueued, entry, q_depth)
     return queue, enqueued, generates & ~fits
 
 

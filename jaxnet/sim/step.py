@@ -100,11 +100,15 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     pushes, so a cycle never scans every ring."""
     t, seed, v_count = state.cycle, state.seed, layout.vcs
     in_list, out_list = listed
-    inputs, outputs = phases.release_slots(layout, state.inputs, state.outputs, in_list, out_list, t)
+    # The lists carry what is still occupied after the release; a ring emptied by it is listed
+    # again only if a packet enters it this cycle, so no ring is listed twice.
+    inputs, outputs, in_kept, out_kept = phases.release_slots(
+        layout, state.inputs, state.outputs, in_list, out_list, t)
     sleep, rose = state.sleep, None
     if tier is not None and sleeps(layout, routing):  # every ring visited: nobody sleeps
         now = phases.availability(layout, outputs, state.out_held, out_list, t)
-        rose = phases.rose_ports(layout, out_list, now > pick(sleep.availability, out_list.ids))
+        before = pick(sleep.availability, out_list.ids)
+        rose = phases.rose_ports(layout, out_list, now > before)
     heads = in_list
     if tier is not None:
         movable = awake_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
@@ -116,20 +120,19 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         sleep = Sleep(asleep=put(sleep.asleep, heads.ids, heads.valid, requests.blocked),
                       waits_on=put(sleep.waits_on, heads.ids, heads.valid, phases.port_mask(requests.usable)),
                       wait_vc=put(sleep.wait_vc, heads.ids, heads.valid, requests.wait_vc),
-                      availability=put(sleep.availability, out_list.ids, out_list.valid, now))
-    inputs, outputs, in_busy, out_held = phases.transfer(
+                      availability=put(sleep.availability, out_list.ids, out_list.valid & (now != before), now))
+    inputs, outputs, in_busy, out_held, filled = phases.transfer(
         layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,
         requests, granted, seed, t)
     sending = out_list
-    if tier is not None:  # output rings with a packet to send: those listed, and those empty until now
+    if tier is not None:  # output rings with a packet to send: those listed, and those just filled
         sending, n_sending = compact_listed(
-            out_list, out_list.valid & (outputs.taken[out_list.ids] > outputs.gone[out_list.ids]), tier[3])
-        filled_ring = jnp.where(granted, requests.out_vc, 0)
-        filled = granted & (state.outputs.taken[filled_ring] == 0)
+            out_list, out_kept & (outputs.taken[out_list.ids] > outputs.gone[out_list.ids]), tier[3])
+        filled_ring = jnp.where(filled, requests.out_vc, 0)
         sending = RingList(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
         layout, net, inputs, outputs, state.port_busy, state.port_rr, sending, t)
-    inputs, queue, server_busy, injected, inject_ring = phases.inject(
+    inputs, queue, server_busy, injected, inject_ring, inject_empty = phases.inject(
         layout, routing, net, tables, inputs, state.queue, state.server_busy, seed, t)
     queue, enqueued, missed = phases.generate(
         layout, params.traffic, params.load, params.generate_until, queue, seed, t)
@@ -137,16 +140,13 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     if tier is None:
         counts = jnp.stack([jnp.sum(m, dtype=jnp.int32) for m in (
             inputs.taken > 0, inputs.taken > inputs.gone, outputs.taken > 0, outputs.taken > outputs.gone)])
-    else:  # next cycle's lists: the rings still occupied, and the rings that were empty until now
+    else:  # next cycle's lists: the rings kept, and those a packet entered empty
         arrived = jnp.where(sent.to_router, sent.down, 0)
         in_list, n_in = compact_listed(
             RingList(jnp.concatenate([in_list.ids, arrived, inject_ring]), None),
-            jnp.concatenate([in_list.valid & (inputs.taken[in_list.ids] > 0),
-                             sent.to_router & (state.inputs.taken[arrived] == 0),
-                             injected & (state.inputs.taken[inject_ring] == 0)]), tier[0])
+            jnp.concatenate([in_kept, sent.to_router & sent.down_empty, injected & inject_empty]), tier[0])
         out_list, n_out = compact_listed(
-            RingList(jnp.concatenate([out_list.ids, filled_ring]), None),
-            jnp.concatenate([out_list.valid & (outputs.taken[out_list.ids] > 0), filled]), tier[2])
+            RingList(jnp.concatenate([out_list.ids, filled_ring]), None), jnp.concatenate([out_kept, filled]), tier[2])
         counts = jnp.stack([n_in, n_heads, n_out, n_sending])
 
     leaving = sent.to_router | sent.to_server

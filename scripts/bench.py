@@ -11,8 +11,9 @@ cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traf
 scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one process on
          one core and in one worker process per core (`sim.workers`), end to end, side by
          side; the rows must be identical.
-small    networks of at most 64 routers, a batch of 20 points, each vmap width: the
-         aggregate speed that `sim.vmap_width: auto` is chosen from.
+small    networks of at most 64 routers, a batch of 20 points on one core: every buffer or
+         lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
+         `sim.active_lists: auto` are chosen from); then the 20 points over every core.
 gpu      RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the Dragonfly a=12 h=6 p=6
          (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512 on the default
          device; router-cycles/s, compile time, device memory.
@@ -52,8 +53,9 @@ MAX_WARMUP_CHUNKS = 20  # chunks to reach the steady state before measuring (at 
 
 
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
-            chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform"):
-    """Speed of one configuration: a batch of `batch` points (seeds 1..batch) at `load`."""
+            chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform",
+            active_lists="auto", first_seed: int = 1):
+    """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
     import jax
 
     from jaxnet.routing import build_routing
@@ -62,8 +64,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         advance_chunk,
         batch_params,
         compiled_init,
-        first_guess,
-        fit_lists,
+        first_lists,
+        next_lists,
         shard,
     )
     from jaxnet.sim.spec import RouterSpec, SimSpec
@@ -72,23 +74,23 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
 
     topo = build_topology(topology)
     network = Network.build(topo, build_routing(routing), RouterSpec(**router))
-    spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width)
-    points = [(load, seed) for seed in range(1, batch + 1)]
+    spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width, active_lists=active_lists)
+    points = [(load, seed) for seed in range(first_seed, first_seed + batch)]
     params = batch_params([build_traffic({"name": traffic}, topo, 1)] * batch, points, spec, network.layout)
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
-    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
+    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
     state, peak, tier = advance_chunk(network, params, state, chunk, width, lists,
-                                      fit_lists(lists, first_guess(network.layout, load), grow=1.25))
+                                      first_lists(network.layout, lists, load))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm = [tier, fit_lists(lists, peak, tier)], 0
+    tiers, warm = [tier, next_lists(network.layout, lists, peak, tier)], 0
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
         state, peak, tier = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
-        tiers.append(fit_lists(lists, peak, tier))
+        tiers.append(next_lists(network.layout, lists, peak, tier))
         warm += 1
     jax.block_until_ready(state)
     warmup_s = time.perf_counter() - start
@@ -99,7 +101,7 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         for _ in range(chunks):
             state, peak, used = advance_chunk(network, params, state, chunk, width, lists, tier)
             compiles += used != tier
-            tier = fit_lists(lists, peak, used)
+            tier = next_lists(network.layout, lists, peak, used)
         jax.block_until_ready(state)
         walls.append(time.perf_counter() - start)
     cycles = chunk * chunks
@@ -108,6 +110,7 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     return {
         "topology": topo.name, "routing": routing["name"], "vcs": network.layout.vcs, "load": load,
         "batch": batch, "vmap_width": width, "devices": jax.device_count(), "cycles": cycles,
+        "every_buffer": not lists,
         "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
         "first_chunk_s_incl_compile": round(first, 2), "warmup_chunks": warm,
@@ -156,10 +159,15 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
     grid = [(0.5, seed) for seed in range(1, points + 1)]
     subs = [SubBatch([build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in grid[i:i + size]],
                      grid[i:i + size], size, None) for i in range(0, points, size)]
+    setup = time.perf_counter() - start
     rows = [row for _, sub_rows, _ in simulate_sub_batches(network, subs, spec, workers, lambda _: None)
             for row in sub_rows]
     wall = time.perf_counter() - start
+    simulating = sum(row["wall_s"] for row in rows) / size / workers  # per worker, sub-batches in turn
+    first_chunks = sum(row["first_chunk_s"] for row in rows) / size / workers
     return {"workers": workers, "points": points, "cycles_per_point": cycles, "wall_s_end_to_end": round(wall, 1),
+            "setup_s": round(setup, 1), "simulate_s_per_worker": round(simulating, 1),
+            "first_chunks_s_per_worker": round(first_chunks, 1),
             "router_cycles_per_s_end_to_end": round(network.topo.n_routers * cycles * points / wall),
             "accepted_by_seed": {row["seed"]: row["accepted_load"] for row in rows}}
 
@@ -183,14 +191,40 @@ def suite_scaling(args):
 
 
 def suite_small(args):
+    """Per network: a batch of 20 points at load 0.5 on one core, every buffer or lists, one
+    simulation at a time or all vmapped, and what `auto` picks; then the same 20 points split
+    over one process per core, side by side: their aggregate speed on this machine."""
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[0]})
     rows = []
     for name, (topology, routing, vcs) in SMALL.items():
-        for width in (1, 2, 4, 5, 10, 20):
-            rows.append({"network": name, **measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, 20,
-                                                      chunk=1000, chunks=args.chunks, vmap_width=width,
-                                                      repeats=args.repeats)})
+        for lists, width in ((None, 1), (None, 20), ("auto", 1), ("auto", 20), ("auto", "auto")):
+            rows.append({"network": name, "cores": 1, **measure(
+                topology, {"name": routing}, {"vcs": vcs}, 0.5, 20, chunk=1000, chunks=args.chunks,
+                vmap_width=width, active_lists=lists, repeats=args.repeats)})
             print(json.dumps(rows[-1]), flush=True)
+        rows.append(all_cores(name, cores, args))
+        print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def all_cores(name: str, cores: list[int], args, points: int = 20) -> dict:
+    """The `points` of a small network split over one process per core of `cores` (pinned),
+    each measured as `measure` does with `auto` settings, side by side: aggregate
+    router-cycles/s."""
+    share = -(-points // len(cores))
+    procs = []
+    for i, core in enumerate(cores):
+        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                f"os.sched_setaffinity(0, {{{core}}}); import bench; topology, routing, vcs = bench.SMALL[{name!r}]; "
+                f"print(json.dumps(bench.measure(topology, {{'name': routing}}, {{'vcs': vcs}}, 0.5, {share}, "
+                f"chunk=1000, chunks={args.chunks}, repeats={args.repeats}, first_seed={1 + i * share})))")
+        procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True))
+    each = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    return {"network": name, "cores": len(cores), "batch": share * len(cores),
+            "router_cycles_per_s": sum(r["router_cycles_per_s"] for r in each),
+            "per_process": [r["router_cycles_per_s"] for r in each], "vmap_width": each[0]["vmap_width"],
+            "every_buffer": each[0]["every_buffer"]}
 
 
 def suite_gpu(args):

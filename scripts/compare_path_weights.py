@@ -74,7 +74,7 @@ def main():
             print(f"{wname:8s} {tname:8s} peak accepted {peak:.3f}")
     # one compiled chunk per traffic-table shape; the weightings never recompile
     summary["compiled_versions"] = compiled_advance(network.layout, network.routing, window.chunk,
-                                                    window.resolved_vmap_width())._cache_size()
+                                                    window.resolved_vmap_width(network.layout))._cache_size()
     write_rows(out / "results.csv", rows)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     for row in rows:

@@ -165,3 +165,36 @@ def test_list_capacities_grow_with_headroom_and_rarely_change():
     assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than half: shrinks
     assert fit_lists(steps, [90, 3], (80, 10)) == (100, 10)  # at most every ring
     assert fit_lists(steps, [30, 3], (20, 10), grow=2.0) == (80, 10)  # an overflowed chunk's redo
+    assert fit_lists(steps, [9, 3], (40, 10), slack=31) == (40, 10)  # a few unused entries: kept
+
+
+def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
+    """A point whose buffers in use are what `first_guess` expects keeps its first capacities,
+    so its chunk compiles once."""
+    from jaxnet.sim.run import first_guess, first_lists, next_lists
+
+    layout = small_rrg.layout
+    lists = SimSpec(active_lists=[[1, 2, 4, 8, 16, 32, 64, 128, 256]] * 4).resolved_lists(layout)
+    for load in (0.1, 0.5, 1.0):
+        tier = first_lists(layout, lists, load)
+        assert next_lists(layout, lists, first_guess(layout, load), tier) == tier
+
+
+def test_auto_lists_and_vmap_width_by_network_and_run_size(small_rrg):
+    """Small networks are listed only in runs long enough to pay for the lists' compilations,
+    large ones always; on a CPU tiny networks vmap the batch, larger ones run one at a time."""
+    from jaxnet.sim.layout import Layout
+    from jaxnet.sim.spec import AUTO_LISTS_FROM, LISTS_FROM, VMAP_UP_TO
+
+    layout = small_rrg.layout
+    assert layout.in_vcs <= VMAP_UP_TO < AUTO_LISTS_FROM
+    short = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=2000)
+    long = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM // 2)
+    assert short.resolved_lists(layout) == ()
+    assert len(long.resolved_lists(layout)) == 4 and long.resolved_lists(layout)[0][-1] == layout.in_vcs
+    large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4, vc_policy="hops")
+    assert large.in_vcs >= AUTO_LISTS_FROM and len(short.resolved_lists(large)) == 4
+    assert SimSpec(active_lists=None).resolved_lists(large) == ()
+    if jax.default_backend() == "cpu":
+        assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1
+    assert SimSpec(vmap_width=3).resolved_vmap_width(large) == 3

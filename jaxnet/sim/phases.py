@@ -357,12 +357,15 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
                                                      down_empty)
 
 
-def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, q_head, seed, t):
+def choose_injection_vc(layout: Layout, inputs: Rings, q_head, seed, t):
     """Injection buffer (VC of the injection port) for each server's next packet, or V."""
     spec = layout.router
     v_count, n_inj = layout.vcs, spec.injection_vcs
     vc_ids = jnp.arange(v_count)
-    room = (inputs.taken[net.inject_vc] < spec.injection_depth) & (vc_ids < n_inj)
+    # the injection ports' VCs of every server: the last p ports of each router, a slice
+    per_port = inputs.taken.reshape(layout.routers, layout.ports_per_router, v_count)
+    taken = per_port[:, layout.ports:].reshape(layout.servers, v_count)
+    room = (taken < spec.injection_depth) & (vc_ids < n_inj)
     if spec.injection_policy == "dest":
         section = (q_head[:, pk.Q_DST] * n_inj) // layout.servers
         return jnp.where(room[jnp.arange(layout.servers), section], section, v_count)
@@ -386,7 +389,7 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     v_count, s_count, q_depth = layout.vcs, layout.servers, spec.source_queue
     servers = jnp.arange(s_count)
     q_head = queue.slots[servers * q_depth + queue.first]
-    inject_vc = choose_injection_vc(layout, net, inputs, q_head, seed, t)
+    inject_vc = choose_injection_vc(layout, inputs, q_head, seed, t)
     injected = (server_busy <= t) & (queue.taken > 0) & (inject_vc < v_count)
     src_router = servers // layout.servers_per_router
     new = jnp.zeros((s_count, pk.N_FIELDS), jnp.int32)

@@ -102,10 +102,12 @@ def longest_route(network: "Network") -> int:
     return int(explore_routes(network, draws=routing.explore_draws).longest)
 
 
-# Buffers in use per server at saturation (occupied input rings, heads routed (most of
-# them sleep), occupied output rings, output rings with a packet to send), measured on RRGs
-# (docs/benchmarks.md).
-FULL_LOAD_IN_USE = (5.0, 0.5, 8.0, 4.0)
+# Buffers in use per server and unit of offered load (occupied input rings, heads routed,
+# occupied output rings), and per squared load (output rings with a packet to send), below
+# saturation under uniform traffic: measured on RRG 720 (minimal, Polarized), Dragonfly 876
+# and Hamming 4x4 (docs/benchmarks.md). Past saturation the counts keep growing; the lists
+# then grow with them.
+IN_USE_PER_LOAD = (5.0, 0.4, 5.5, 4.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -129,26 +131,40 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
 
 
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
-# it shrinks only once the count uses less than 1/SHRINK of it. Capacities that rarely change
-# mean few compilations (each distinct capacity tuple is one; on RRG 720 about 13 s each):
-# a saturated RRG 720 point compiled 22 times in 4000 cycles when every chunk refitted its lists.
-GROW, SHRINK = 1.5, 2
+# it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
+# more than SLACK x the server count (a few idle entries cost less than a compilation).
+# Capacities that rarely change mean few compilations (each distinct capacity tuple is one;
+# on RRG 720 about 5 s each): a saturated RRG 720 point compiled 22 times in 4000 cycles when
+# every chunk refitted its lists.
+GROW, SHRINK, SLACK = 1.5, 2, 0.25
 
 
-def fit_lists(lists: tuple, peak, current: tuple | None = None, grow: float = GROW) -> tuple | None:
+def fit_lists(lists: tuple, peak, current: tuple | None = None, grow: float = GROW,
+              slack: float = 0) -> tuple | None:
     """The list capacities for the next chunk given the counts `peak` of the last one: per
-    list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it,
-    else (and with no current) the smallest step that holds `grow` x the count. None (every
-    buffer every cycle) when there are no lists; lists always beat visiting every buffer
-    (RRG 720 at saturation: 7.5-12 ms a cycle against 29 ms, docs/benchmarks.md)."""
+    list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it
+    (or leaves at most `slack` entries unused), else (and with no current) the smallest step
+    that holds `grow` x the count. None (every buffer every cycle) when there are no lists;
+    lists always beat visiting every buffer (RRG 720 at saturation: 7.5-12 ms a cycle
+    against 29 ms, docs/benchmarks.md)."""
     if not lists:
         return None
     tier = []
     for i, (steps, count) in enumerate(zip(lists, np.asarray(peak))):
         fitted = next(k for k in steps if k >= min(grow * count, steps[-1]))
-        keep = current is not None and 1.25 * count <= current[i] and SHRINK * count >= current[i]
+        keep = current is not None and 1.25 * count <= current[i] <= max(SHRINK * count, count + slack)
         tier.append(int(current[i]) if keep else int(fitted))
     return tuple(tier)
+
+
+def first_lists(layout: Layout, lists: tuple, load: float) -> tuple | None:
+    """The first chunk's list capacities for points of offered load up to `load`."""
+    return fit_lists(lists, first_guess(layout, load), grow=1.25)
+
+
+def next_lists(layout: Layout, lists: tuple, peak, tier) -> tuple | None:
+    """The next chunk's list capacities after a chunk run with `tier` peaked at `peak`."""
+    return fit_lists(lists, peak, tier, slack=SLACK * layout.servers)
 
 
 def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, lists: tuple, tier):
@@ -312,7 +328,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
 
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
-    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width()
+    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
     chunks = math.ceil(spec.total / spec.chunk)
     done = 0
     signature = _signature(network, batch_points, spec)
@@ -324,10 +340,10 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report = on_cycles or (lambda _: None)
     report(spec.chunk * done * n)
     compile_s = None
-    tier = fit_lists(lists, first_guess(network.layout, max(load for load, _ in points)), grow=1.25)
+    tier = first_lists(network.layout, lists, max(load for load, _ in points))
     for i in range(done, chunks):
         state, peak, tier = advance_chunk(network, params, state, spec.chunk, width, lists, tier)
-        tier = fit_lists(lists, peak, tier)
+        tier = next_lists(network.layout, lists, peak, tier)
         if compile_s is None:
             compile_s = time.perf_counter() - start
         if spec.check_invariants:
@@ -351,7 +367,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
 
 
 def first_guess(layout: Layout, load: float):
-    """Buffers in use per cycle to size the first chunk's lists: measured multiples of the
-    server count on RRG 720 / 1224 at saturation, scaled by the offered load (docs/benchmarks.md)."""
-    return np.asarray(FULL_LOAD_IN_USE) * layout.servers * min(1.0, load + 0.25)
-
+    """Buffers in use per cycle to size the first chunk's lists (IN_USE_PER_LOAD): right, the
+    first chunk's capacities are kept and a light point compiles its chunk once."""
+    load = min(1.0, load)
+    return np.asarray(IN_USE_PER_LOAD) * layout.servers * np.asarray([load, load, load, load * load])

@@ -24,13 +24,21 @@ SELECTIONS = ("available_first", "best_first")
 # Virtual cut-through on every hop, or bubble flow control in the rings of a torus (a head
 # entering a ring needs room for two packets, one continuing in its ring room for one).
 FLOW_CONTROLS = ("cut_through", "bubble")
-# sim.active_lists: auto lists the buffers in use from this many input VCs on, each list's
-# capacity a power of sqrt(2) times the server count (docs/benchmarks.md).
+# sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
+# VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
+# list capacity is one more compilation of the chunk (3-5 s), which a short run does not win
+# back (lists cut a cycle of a 16-64-router network 2.5-3.5x: docs/benchmarks.md). A list's
+# capacity is a power of 2**(1/4) times the server count.
 AUTO_LISTS_FROM = 16384
+LISTS_FROM = 2 * 10**5
+AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
+# sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
+# VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
+# larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
+VMAP_UP_TO = 800
 # sim.workers: auto starts one process per core for jobs of at least this many router-cycles
 # (about 30 s on one core; starting a worker costs a few seconds: docs/benchmarks.md).
 WORKERS_FROM = 10**7
-AUTO_LIST_STEPS = tuple(2.0 ** (k / 2) for k in range(-10, 12))
 
 
 def _load(value) -> float:
@@ -146,13 +154,15 @@ class SimSpec:
     allow_deadlock: bool = False  # false: a run whose watchdog fired exits non-zero
     generate_until: int | None = None  # cycle at which generation stops (None: never)
     # Simulations stepped together by vmap; the rest of the batch runs through lax.map in
-    # the same compiled call. "auto": the whole batch on GPU/TPU, 1 on CPU (XLA:CPU's
-    # batched gathers cost more than vectorising across simulations saves).
+    # the same compiled call. "auto": the whole batch on GPU/TPU and, on a CPU, on networks
+    # of at most VMAP_UP_TO input VCs; 1 on larger ones (XLA:CPU's batched gathers cost more
+    # than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
     # Capacities a cycle's lists of buffers in use may take: four increasing lists (occupied
     # input rings, input rings with a waiting head, occupied output rings, output rings with
-    # a packet to send); "auto": powers of sqrt(2) times the server count, none on small
-    # networks; null: every buffer every cycle. Results never depend on them.
+    # a packet to send); "auto": powers of 2**(1/4) times the server count, none on small
+    # networks in short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle.
+    # Results never depend on them.
     active_lists: str | tuple | None = "auto"
     sub_batch: int | str = "auto"  # points simulated (and written) together; auto: 2 per device, 1 per worker
     # Processes simulating a job's sub-batches side by side, one per CPU core; "auto": every
@@ -208,18 +218,21 @@ class SimSpec:
 
     def resolved_lists(self, layout) -> tuple:
         """Per list, the increasing capacities it may take on `layout`, ending with every ring
-        (nothing: every buffer every cycle, no lists)."""
+        (nothing: every buffer every cycle, no lists). On small networks `auto` decides by the
+        size of the run: this spec's points x cycles."""
         lists = self.active_lists
         if lists == "auto":
-            if layout.in_vcs < AUTO_LISTS_FROM:
+            if layout.in_vcs < AUTO_LISTS_FROM and len(self.points) * self.total < LISTS_FROM:
                 return ()
             lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * 4
         rings = (layout.in_vcs, layout.in_vcs, layout.out_vcs, layout.out_vcs)
         return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), rings))
 
-    def resolved_vmap_width(self) -> int | None:
+    def resolved_vmap_width(self, layout) -> int | None:
+        """Simulations vmapped together (None: the whole batch)."""
         if self.vmap_width == "auto":
-            return None if jax.default_backend() in ("gpu", "cuda", "rocm", "tpu") else 1
+            accelerator = jax.default_backend() in ("gpu", "cuda", "rocm", "tpu")
+            return None if accelerator or layout.in_vcs <= VMAP_UP_TO else 1
         return self.vmap_width
 
     @property

@@ -3,6 +3,7 @@
     python scripts/bench.py --suite cpu     [--out outputs/bench/cpu.json]
     python scripts/bench.py --suite scaling
     python scripts/bench.py --suite small
+    python scripts/bench.py --suite points
     python scripts/bench.py --suite gpu
     python scripts/bench.py --suite memory
 
@@ -14,6 +15,9 @@ scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one pro
 small    networks of at most 64 routers, a batch of 20 points on one core: every buffer or
          lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
          `sim.active_lists: auto` are chosen from); then the 20 points over every core.
+points   one point at a time on one core as `jaxnet` runs it (RRG 720/17/7, 1000 + 3000
+         cycles, chunks of 500): wall time, compilations of the chunk and their seconds, for
+         minimal 4 VCs at loads 0.1 / 0.5 / 1.0 and Polarized 13 VCs at 0.5.
 gpu      RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the Dragonfly a=12 h=6 p=6
          (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512 on the default
          device; router-cycles/s, compile time, device memory.
@@ -155,7 +159,7 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
     start = time.perf_counter()
     network = Network.from_config({"topology": RRG720, "routing": {"name": "minimal"}, "router": {"vcs": 4}})
     spec = SimSpec(warmup=cycles // 4, measure=cycles - cycles // 4, chunk=cycles // 8, workers=workers)
-    size = spec.resolved_sub_batch(1, workers)
+    size = spec.resolved_sub_batch(network.layout, points, 1, workers)
     grid = [(0.5, seed) for seed in range(1, points + 1)]
     subs = [SubBatch([build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in grid[i:i + size]],
                      grid[i:i + size], size, None) for i in range(0, points, size)]
@@ -227,6 +231,43 @@ def all_cores(name: str, cores: list[int], args, points: int = 20) -> dict:
             "every_buffer": each[0]["every_buffer"]}
 
 
+def suite_points(args):
+    """Each point in a fresh process pinned to one core, end to end through `simulate`."""
+    rows = []
+    for routing, vcs, load in (("minimal", 4, 0.1), ("minimal", 4, 0.5), ("minimal", 4, 1.0), ("polarized", 13, 0.5)):
+        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                f"os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}}); import bench; "
+                f"print(json.dumps(bench.one_point({routing!r}, {vcs}, {load}, {args.cycles})))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def one_point(routing: str, vcs: int, load: float, cycles: int) -> dict:
+    """One point on RRG 720/17/7 (uniform, seed 1) through `simulate`: wall time and the
+    compilations of the chunk (XLA backend compilations of more than half a second)."""
+    import jax
+
+    from jaxnet.sim.run import Network, simulate
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.traffic import build_traffic
+
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, seconds, **_: compiles.append(seconds) if name.endswith("backend_compile_duration") else None)
+    network = Network.from_config({"topology": RRG720, "routing": {"name": routing}, "router": {"vcs": vcs}})
+    spec = SimSpec(warmup=cycles // 4, measure=cycles - cycles // 4, chunk=500)
+    start = time.perf_counter()
+    rows, _ = simulate(network, [build_traffic({"name": "uniform"}, network.topo, 1)], [(load, 1)], spec)
+    wall = time.perf_counter() - start
+    chunk = [s for s in compiles if s > 0.5]
+    return {"routing": routing, "vcs": vcs, "load": load, "cycles": cycles, "wall_s": round(wall, 1),
+            "chunk_compilations": len(chunk), "chunk_compile_s": round(sum(chunk), 1),
+            "router_cycles_per_s_end_to_end": round(network.topo.n_routers * cycles / wall),
+            "accepted_load": rows[0]["accepted_load"]}
+
+
 def suite_gpu(args):
     rows = []
     for topology, routing, vcs in ((RRG720, "minimal", 4), (RRG720, "polarized", 13),
@@ -289,8 +330,8 @@ def suite_memory(args):
     return rows
 
 
-SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "gpu": suite_gpu,
-          "memory": suite_memory}
+SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
+          "gpu": suite_gpu, "memory": suite_memory}
 
 
 def main():
@@ -299,7 +340,7 @@ def main():
     parser.add_argument("--out", default=None, help="JSON file (default outputs/bench/<suite>.json)")
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling)")
+    parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling, points)")
     args = parser.parse_args()
     rows = SUITES[args.suite](args)
     import jax

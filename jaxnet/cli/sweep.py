@@ -18,7 +18,7 @@ from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
 from jaxnet.results import collect
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
-from jaxnet.sim.run import Network
+from jaxnet.sim.run import Network, simulations_that_fit
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches
 from jaxnet.traffic import build_traffic
@@ -54,7 +54,8 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
     workers = spec.resolved_workers(network.topo.n_routers * cycles * len(todo), len(todo))
     log.info("%d new point(s), %d already in %s; %d worker process(es)", len(todo), len(rows), results, workers)
-    size = spec.resolved_sub_batch(jax.device_count(), workers)
+    size = spec.resolved_sub_batch(network.layout, len(todo), jax.device_count(), workers,
+                                   simulations_that_fit(network.layout))
     size = -(-len(todo) // -(-len(todo) // size))  # equal sub-batches (the last padded): one compilation
     batches = [todo[start:start + size] for start in range(0, len(todo), size)]
     tables = {(label, seed): build_traffic(pattern, network.topo, seed)

@@ -180,6 +180,24 @@ def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, 
         tier = fit_lists(lists, np.maximum(peak, tier), tier, grow=2.0)
 
 
+# Device memory a simulation needs, in multiples of its state: its input and output state
+# and the compiled chunk's temporaries, which were at most 3x the state on the paper networks
+# (bench --suite memory: RRG 720 Polarized 13 VCs, 224 MB of temporaries for a 75 MB state).
+MEMORY_PER_STATE = 5
+
+
+def simulations_that_fit(layout: Layout) -> int | None:
+    """How many simulations of `layout` fit in 90 % of the default device's memory (an estimate,
+    MEMORY_PER_STATE), or None where the device does not report its memory (CPUs)."""
+    stats = jax.devices()[0].memory_stats()
+    limit = (stats or {}).get("bytes_limit")
+    if not limit:
+        return None
+    shapes = jax.eval_shape(lambda key: init_state(layout, key), jax.random.PRNGKey(0))
+    state = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes))
+    return max(1, int(0.9 * limit) // (MEMORY_PER_STATE * state))
+
+
 @functools.lru_cache(maxsize=32)
 def compiled_init(layout: Layout):
     return jax.jit(jax.vmap(lambda key: init_state(layout, key)))

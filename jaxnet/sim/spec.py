@@ -36,6 +36,9 @@ AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
 # larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
 VMAP_UP_TO = 800
+# sim.sub_batch: auto on a CPU runs at most this many points of a vmapped (tiny) network in
+# one call (the batch the vmap gain was measured at: docs/benchmarks.md).
+VMAP_SUB_BATCH = 32
 # sim.workers: auto starts one process per core for jobs of at least this many router-cycles
 # (about 30 s on one core; starting a worker costs a few seconds: docs/benchmarks.md).
 WORKERS_FROM = 10**7
@@ -164,7 +167,9 @@ class SimSpec:
     # networks in short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle.
     # Results never depend on them.
     active_lists: str | tuple | None = "auto"
-    sub_batch: int | str = "auto"  # points simulated (and written) together; auto: 2 per device, 1 per worker
+    # Points simulated (and written) together; "auto": a vmapped batch whole (an accelerator's
+    # memory permitting; on a CPU up to VMAP_SUB_BATCH), else 1 per worker, 2 per device.
+    sub_batch: int | str = "auto"
     # Processes simulating a job's sub-batches side by side, one per CPU core; "auto": every
     # core available on a CPU for jobs of at least WORKERS_FROM router-cycles, else 1.
     workers: int | str = "auto"
@@ -249,10 +254,18 @@ class SimSpec:
             return 1
         return max(1, min(len(os.sched_getaffinity(0)), points))
 
-    def resolved_sub_batch(self, devices: int, workers: int = 1) -> int:
-        """Points per sub-batch, written to results as soon as they finish: with several
-        workers one point each (a saturated point costs 10x a light one: small sub-batches
-        keep every worker busy to the end), else 2 per device."""
+    def resolved_sub_batch(self, layout, points: int, devices: int = 1, workers: int = 1,
+                           fits: int | None = None) -> int:
+        """Points per sub-batch of a job of `points` points, written to results as soon as they
+        finish. A vmapped batch (`resolved_vmap_width`) runs as wide as it may: on an
+        accelerator the whole job as far as `fits` (the simulations its memory holds) allows,
+        on a CPU up to VMAP_SUB_BATCH points, shared by the workers. Otherwise one point per
+        worker process (a saturated point costs 10x a light one: small sub-batches keep every
+        worker busy to the end), else 2 per device."""
         if self.sub_batch != "auto":
             return int(self.sub_batch)
+        if self.resolved_vmap_width(layout) is None:
+            if jax.default_backend() != "cpu":
+                return max(1, min(points, fits or points))
+            return max(1, min(VMAP_SUB_BATCH, -(-points // (2 * workers)) if workers > 1 else points))
         return 1 if workers > 1 else 2 * devices

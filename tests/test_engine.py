@@ -184,7 +184,7 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     """Small networks are listed only in runs long enough to pay for the lists' compilations,
     large ones always; on a CPU tiny networks vmap the batch, larger ones run one at a time."""
     from jaxnet.sim.layout import Layout
-    from jaxnet.sim.spec import AUTO_LISTS_FROM, LISTS_FROM, VMAP_SUB_BATCH, VMAP_UP_TO
+    from jaxnet.sim.spec import AUTO_LISTS_FROM, LISTS_FROM, SUB_BATCH_MAX, VMAP_UP_TO
 
     layout = small_rrg.layout
     assert layout.in_vcs <= VMAP_UP_TO < AUTO_LISTS_FROM
@@ -197,8 +197,8 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     assert SimSpec(active_lists=None).resolved_lists(large) == ()
     if jax.default_backend() == "cpu":
         assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1
-        # a vmapped batch runs wide (shared by the workers), others 2 per device or 1 per worker
-        assert [short.resolved_sub_batch(layout, 40, workers=w) for w in (1, 2)] == [VMAP_SUB_BATCH, 10]
+        # sub-batches of cheap points hold many (shared by the workers), of costly ones 2 or 1
+        assert [short.resolved_sub_batch(layout, 40, workers=w) for w in (1, 2)] == [SUB_BATCH_MAX, 10]
         assert [short.resolved_sub_batch(large, 40, workers=w) for w in (1, 2)] == [2, 1]
     assert SimSpec(vmap_width=3).resolved_vmap_width(large) == 3
     assert SimSpec(sub_batch=5).resolved_sub_batch(layout, 40, workers=2) == 5

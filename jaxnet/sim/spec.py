@@ -36,9 +36,12 @@ AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
 # larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
 VMAP_UP_TO = 800
-# sim.sub_batch: auto on a CPU runs at most this many points of a vmapped (tiny) network in
-# one call (the batch the vmap gain was measured at: docs/benchmarks.md).
-VMAP_SUB_BATCH = 32
+# sim.sub_batch: auto on a CPU puts about this many router-cycles (a few seconds on one core)
+# into a sub-batch, at most SUB_BATCH_MAX points: each sub-batch pays a fixed set-up (the
+# state, traffic tables, results: about 0.2 s), which points of small networks do not cover
+# (docs/benchmarks.md).
+SUB_BATCH_WORK = 2 * 10**6
+SUB_BATCH_MAX = 32
 # sim.workers: auto starts one process per core for jobs of at least this many router-cycles
 # (about 30 s on one core; starting a worker costs a few seconds: docs/benchmarks.md).
 WORKERS_FROM = 10**7
@@ -167,8 +170,8 @@ class SimSpec:
     # networks in short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle.
     # Results never depend on them.
     active_lists: str | tuple | None = "auto"
-    # Points simulated (and written) together; "auto": a vmapped batch whole (an accelerator's
-    # memory permitting; on a CPU up to VMAP_SUB_BATCH), else 1 per worker, 2 per device.
+    # Points simulated (and written) together; "auto": an accelerator's whole job (its memory
+    # permitting); on a CPU about SUB_BATCH_WORK router-cycles (`resolved_sub_batch`).
     sub_batch: int | str = "auto"
     # Processes simulating a job's sub-batches side by side, one per CPU core; "auto": every
     # core available on a CPU for jobs of at least WORKERS_FROM router-cycles, else 1.
@@ -257,15 +260,16 @@ class SimSpec:
     def resolved_sub_batch(self, layout, points: int, devices: int = 1, workers: int = 1,
                            fits: int | None = None) -> int:
         """Points per sub-batch of a job of `points` points, written to results as soon as they
-        finish. A vmapped batch (`resolved_vmap_width`) runs as wide as it may: on an
-        accelerator the whole job as far as `fits` (the simulations its memory holds) allows,
-        on a CPU up to VMAP_SUB_BATCH points, shared by the workers. Otherwise one point per
-        worker process (a saturated point costs 10x a light one: small sub-batches keep every
-        worker busy to the end), else 2 per device."""
+        finish. On an accelerator the whole job as far as `fits` (the simulations its memory
+        holds) allows: one vmapped call. On a CPU enough points for SUB_BATCH_WORK
+        router-cycles (up to SUB_BATCH_MAX), at least 2 per device in one process; with
+        worker processes at most a share that gives each worker two sub-batches (a saturated
+        point costs 10x a light one: small sub-batches keep every worker busy to the end)."""
         if self.sub_batch != "auto":
             return int(self.sub_batch)
-        if self.resolved_vmap_width(layout) is None:
-            if jax.default_backend() != "cpu":
-                return max(1, min(points, fits or points))
-            return max(1, min(VMAP_SUB_BATCH, -(-points // (2 * workers)) if workers > 1 else points))
-        return 1 if workers > 1 else 2 * devices
+        if jax.default_backend() != "cpu":
+            return max(1, min(points, fits or points))
+        wide = min(SUB_BATCH_MAX, -(-SUB_BATCH_WORK // (layout.routers * self.total)))
+        if workers > 1:
+            return max(1, min(wide, -(-points // (2 * workers))))
+        return max(2 * devices, min(wide, points))

@@ -11,7 +11,8 @@ cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traf
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
 scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one process on
          one core and in one worker process per core (`sim.workers`), end to end, side by
-         side; the rows must be identical.
+         side; the rows must be identical. Then the simulation alone (steady state): the 8
+         points on one core against a share on each core, side by side.
 small    networks of at most 64 routers, a batch of 20 points on one core: every buffer or
          lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
          `sim.active_lists: auto` are chosen from); then the 20 points over every core.
@@ -178,19 +179,27 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
 
 def suite_scaling(args):
     """One process pinned to one core, then one worker process per core, each in a fresh
-    process, side by side in this run."""
-    cores = len(os.sched_getaffinity(0))
+    process, side by side in this run, end to end; then the simulation alone (steady state,
+    no compilation or start-up): 8 points in one process on one core against 4 in each of
+    two processes side by side (what sharing the memory system costs)."""
+    cores = sorted(os.sched_getaffinity(0))
     rows = []
-    for workers in (1, cores):
-        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+    for workers in (1, len(cores)):
+        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
                 + ("os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " if workers == 1 else "")
                 + f"import bench; print(json.dumps(bench.run_job({workers}, {args.cycles})))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        rows.append({"cores": 1 if workers == 1 else cores, **json.loads(out.stdout.strip().splitlines()[-1])})
+        rows.append({"cores": 1 if workers == 1 else len(cores), **json.loads(out.stdout.strip().splitlines()[-1])})
         print(json.dumps(rows[-1]), flush=True)
     rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s_end_to_end"]
                                                    / rows[0]["router_cycles_per_s_end_to_end"], 2),
                  "identical_rows": rows[0]["accepted_by_seed"] == rows[1]["accepted_by_seed"]})
+    print(json.dumps(rows[-1]), flush=True)
+    steady = [side_by_side(RRG720, "minimal", 4, cores[:n], args, 8, chunk=200) for n in (1, len(cores))]
+    rows += [{"steady_state": True, **row} for row in steady]
+    rows.append({"steady_state_speedup_all_cores_vs_one": round(steady[1]["router_cycles_per_s"]
+                                                                / steady[0]["router_cycles_per_s"], 2)})
+    print(json.dumps(rows[-2:]), flush=True)
     return rows
 
 
@@ -213,19 +222,25 @@ def suite_small(args):
 
 
 def all_cores(name: str, cores: list[int], args, points: int = 20) -> dict:
-    """The `points` of a small network split over one process per core of `cores` (pinned),
-    each measured as `measure` does with `auto` settings, side by side: aggregate
-    router-cycles/s."""
+    """The `points` of a small network split over one process per core (`side_by_side`)."""
+    topology, routing, vcs = SMALL[name]
+    return {"network": name, **side_by_side(topology, routing, vcs, cores, args, points, chunk=1000)}
+
+
+def side_by_side(topology: dict, routing: str, vcs: int, cores: list[int], args, points: int,
+                 chunk: int) -> dict:
+    """`points` points at load 0.5 split over one process per core of `cores` (each pinned),
+    measured as `measure` does with `auto` settings, side by side: aggregate router-cycles/s."""
     share = -(-points // len(cores))
     procs = []
     for i, core in enumerate(cores):
         code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-                f"os.sched_setaffinity(0, {{{core}}}); import bench; topology, routing, vcs = bench.SMALL[{name!r}]; "
-                f"print(json.dumps(bench.measure(topology, {{'name': routing}}, {{'vcs': vcs}}, 0.5, {share}, "
-                f"chunk=1000, chunks={args.chunks}, repeats={args.repeats}, first_seed={1 + i * share})))")
+                f"os.sched_setaffinity(0, {{{core}}}); import bench; "
+                f"print(json.dumps(bench.measure({topology!r}, {{'name': {routing!r}}}, {{'vcs': {vcs}}}, 0.5, "
+                f"{share}, chunk={chunk}, chunks={args.chunks}, repeats={args.repeats}, first_seed={1 + i * share})))")
         procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True))
     each = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
-    return {"network": name, "cores": len(cores), "batch": share * len(cores),
+    return {"cores": len(cores), "batch": share * len(cores),
             "router_cycles_per_s": sum(r["router_cycles_per_s"] for r in each),
             "per_process": [r["router_cycles_per_s"] for r in each], "vmap_width": each[0]["vmap_width"],
             "every_buffer": each[0]["every_buffer"]}

@@ -64,18 +64,20 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
                             [point for *_, point in batch], size,
                             Path(out_dir) / checkpoint_name([(label, point) for label, _, _, point in batch]))
                    for batch in batches]
-    deadlocks, written = [], 0
+    deadlocks, finished = [], {}  # finished: the new rows by their place in `todo`
     with tqdm(total=cycles * len(todo), unit="cycle", unit_scale=True, disable=not progress,
               desc=f"simulating {len(todo)} point(s)") as bar:
         for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
-            for (label, pattern, cid, _), row, buffers in zip(batches[index], new_rows, stuck):
-                rows.append(decorate(row, job, cid, label, pattern))
+            for place, (label, pattern, cid, _), row, buffers in zip(
+                    range(index * size, index * size + len(new_rows)), batches[index], new_rows, stuck):
+                finished[place] = decorate(row, job, cid, label, pattern)
                 if row["deadlock"]:
                     deadlocks.append(f"{label} load {row['offered_load']:g} seed {row['seed']} at cycle "
                                      f"{row['deadlock_at']}: stuck " + "; ".join(buffers))
-            write_rows(results, rows)
-            written += len(new_rows)
-            log.info("%d of %d new point(s) written to %s", written, len(todo), results)
+            # in the job's order (patterns, loads, seeds), whatever order the sub-batches finish in
+            write_rows(results, rows + [finished[place] for place in sorted(finished)])
+            log.info("%d of %d new point(s) written to %s", len(finished), len(todo), results)
+    rows += [finished[place] for place in sorted(finished)]
     for stale in Path(out_dir).glob("checkpoint-*.npz"):  # of sub-batches composed otherwise before a resume
         stale.unlink()
     if deadlocks:

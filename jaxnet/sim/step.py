@@ -117,6 +117,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
                             state.in_busy, heads, seed, t)
     granted = phases.allocate(layout, net, requests, seed, t)
     if rose is not None:  # the routed heads that found no output sleep, the others wake
+        # (availability written only where it changed: the write then depends on the read,
+        # which XLA orders before it instead of copying the array)
         sleep = Sleep(asleep=put(sleep.asleep, heads.ids, heads.valid, requests.blocked),
                       waits_on=put(sleep.waits_on, heads.ids, heads.valid, phases.port_mask(requests.usable)),
                       wait_vc=put(sleep.wait_vc, heads.ids, heads.valid, requests.wait_vc),

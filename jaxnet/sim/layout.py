@@ -58,6 +58,10 @@ class Layout:
     def in_vcs(self) -> int:
         return self.in_ports * self.vcs
 
+    def router_of(self, vc_ids):
+        """Router of input or output (port, VC) ids (int32, any shape): arithmetic, no gather."""
+        return vc_ids // (self.ports_per_router * self.vcs)
+
     @property
     def out_vcs(self) -> int:
         return self.out_ports * self.vcs
@@ -66,7 +70,6 @@ class Layout:
 class NetArrays(NamedTuple):
     """Index arrays of the wiring, shared by every simulation of a batch.
 
-    in_router: int32 [in_vcs] router of each input (port, VC).
     in_latency: int32 [in_vcs] latency of the link feeding each input (port, VC) (credit delay).
     out_down: int32 [out_ports] downstream input port of each network output, -1 otherwise.
     out_latency: int32 [out_ports] latency of each output link (server links: 1).
@@ -80,7 +83,6 @@ class NetArrays(NamedTuple):
       enters a ring when its output's ring differs from its input's.
     """
 
-    in_router: jnp.ndarray
     in_latency: jnp.ndarray
     out_down: jnp.ndarray
     out_latency: jnp.ndarray
@@ -98,9 +100,6 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
     width = ports + p
     spec = layout.router
     latency_of_class = np.array([spec.latency_of(n) for n in topo.link_class_names], np.int32)
-
-    routers = np.arange(r_count)
-    in_router = np.repeat(routers, width * layout.vcs).astype(np.int32)
 
     net_latency = np.where(topo.neighbor >= 0, latency_of_class[np.maximum(topo.link_class, 0)], 1)
     server_latency = np.ones((r_count, p), np.int32)
@@ -128,7 +127,6 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
         in_ring = np.concatenate([np.where(topo.neighbor >= 0, fed, -1), np.full((r_count, p), -1)], axis=1)
 
     return NetArrays(
-        in_router=jnp.asarray(in_router),
         in_latency=jnp.asarray(np.repeat(in_latency.ravel(), layout.vcs)),
         out_down=jnp.asarray(out_down.ravel()),
         out_latency=jnp.asarray(out_latency.ravel()),

@@ -167,7 +167,7 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     ring = ring_ids(inputs, ids)
     row, active = movable_heads(layout, inputs, in_busy, in_list, t)
     head = take_rows(inputs.slots, row)
-    router = pick(net.in_router, ids)
+    router = layout.router_of(ring)
     at_dest = head[:, pk.DST_R] == router
 
     cost, scheme_vc, scale = routing.candidates(tables, router, head, ports)
@@ -252,7 +252,7 @@ def allocate(layout: Layout, net: NetArrays, requests: Requests, seed, t):
     """bool [K]: the requests granted. Each output (port, VC) grants one random requester
     (the highest random bid); each input VC has at most one request."""
     per_router = layout.ports_per_router * layout.vcs
-    local = requests.ring - take_rows(net.in_router, requests.ring) * per_router
+    local = requests.ring - layout.router_of(requests.ring) * per_router
     bits = rng.random_bits_at(seed, t, rng.RNG_ALLOCATE, requests.ring)
     bid = keys.pack_bid(bits, local, keys.local_bits(per_router))
     winner = jnp.full(layout.out_vcs, -1, jnp.int32).at[
@@ -286,7 +286,7 @@ def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inp
     inputs = pop_heads(inputs, ids, requests.row, granted, tail_out + 1 + pick(net.in_latency, ids))
     in_busy = put(in_busy, ids, granted, tail_out + 1)
     hop_port = jnp.where(requests.at_dest, -1, requests.port)
-    router = take_rows(net.in_router, ring)
+    router = layout.router_of(ring)
     moved = take_port(routing, tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
     outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)

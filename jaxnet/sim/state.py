@@ -45,16 +45,15 @@ class Sleep(NamedTuple):
     until the `phases.availability` of an output VC on one of its candidate ports rises
     (its candidates depend only on the packet). Kept up to date every cycle.
 
-    asleep: bool [in_vcs] the input ring's head sleeps.
+    wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
+      of all its candidates (V where they differ).
     waits_on: uint32 [in_vcs, W] its candidate network ports (`phases.port_mask`).
-    wait_vc: int32 [in_vcs] the VC of all its candidates, V where they differ.
     availability: int32 [out_vcs] `phases.availability` each output had when last listed (an
       empty output's is its highest, min(2, output buffer)).
     """
 
-    asleep: jnp.ndarray
-    waits_on: jnp.ndarray
     wait_vc: jnp.ndarray
+    waits_on: jnp.ndarray
     availability: jnp.ndarray
 
 
@@ -117,8 +116,8 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         port_rr=zeros(layout.out_ports),
         server_busy=zeros(s),
         waiting=jnp.zeros((2, layout.vcs), jnp.int32),
-        sleep=Sleep(jnp.zeros(layout.in_vcs, bool), jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
-                    jnp.zeros(layout.in_vcs, jnp.int32),
+        sleep=Sleep(jnp.full(layout.in_vcs, -1, jnp.int32),
+                    jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
                     jnp.full(layout.out_vcs, min(2, layout.router.output_buffer), jnp.int32)),
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
         stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),

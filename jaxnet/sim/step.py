@@ -79,16 +79,17 @@ def sleeps(layout: Layout, routing: RoutingScheme) -> bool:
     return layout.router.selection == "available_first" and not routing.recomputes
 
 
-def awake_heads(layout: Layout, net: NetArrays, inputs, in_busy, sleep: Sleep, rose, in_list: RingList, t):
+def awake_heads(layout: Layout, inputs, in_busy, sleep: Sleep, rose, in_list: RingList, t):
     """bool [K]: the listed input rings whose head may move this cycle (`phases.movable_heads`)
     and is awake or woken (`rose`: `phases.rose_ports` this cycle, None if nobody sleeps)."""
     _, movable = phases.movable_heads(layout, inputs, in_busy, in_list, t)
     if rose is None:
         return movable
     ids = in_list.ids
-    rose_here = rose.at[take_rows(net.in_router, ids), take_rows(sleep.wait_vc, ids)].get(mode="promise_in_bounds")
+    wait_vc = take_rows(sleep.wait_vc, ids)
+    rose_here = rose.at[layout.router_of(ids), jnp.maximum(wait_vc, 0)].get(mode="promise_in_bounds")
     woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
-    return movable & (woken | ~take_rows(sleep.asleep, ids))
+    return movable & (woken | (wait_vc < 0))
 
 
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
@@ -111,7 +112,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         rose = phases.rose_ports(layout, out_list, now > before)
     heads = in_list
     if tier is not None:
-        movable = awake_heads(layout, net, inputs, state.in_busy, sleep, rose, in_list, t)
+        movable = awake_heads(layout, inputs, state.in_busy, sleep, rose, in_list, t)
         heads, n_heads = compact_listed(in_list, movable, tier[1])
     requests = phases.route(layout, routing, net, tables, inputs, outputs, state.out_held,
                             state.in_busy, heads, seed, t)
@@ -119,9 +120,9 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     if rose is not None:  # the routed heads that found no output sleep, the others wake
         # (availability written only where it changed: the write then depends on the read,
         # which XLA orders before it instead of copying the array)
-        sleep = Sleep(asleep=put(sleep.asleep, heads.ids, heads.valid, requests.blocked),
+        sleep = Sleep(wait_vc=put(sleep.wait_vc, heads.ids, heads.valid,
+                                  jnp.where(requests.blocked, requests.wait_vc, -1)),
                       waits_on=put(sleep.waits_on, heads.ids, heads.valid, phases.port_mask(requests.usable)),
-                      wait_vc=put(sleep.wait_vc, heads.ids, heads.valid, requests.wait_vc),
                       availability=put(sleep.availability, out_list.ids, out_list.valid & (now != before), now))
     inputs, outputs, in_busy, out_held, filled = phases.transfer(
         layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,

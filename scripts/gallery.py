@@ -193,8 +193,11 @@ def page() -> str:
              "bounds and the machinery. The paper-scale cost is",
              "routers x cycles x loads x seeds x patterns of the paper-scale configuration; its CPU",
              f"time assumes {CPU_RATE / 1e6:.2f} M router-cycles/s, one process on the CI machine averaged",
-             "over a sweep of loads (docs/benchmarks.md: saturated loads are the slow part). No GPU has",
-             "been measured yet, so no GPU time is estimated.",
+             "over a sweep of loads (docs/benchmarks.md: saturated loads are the slow part); the",
+             "CI machine's two cores run a sweep about 1.5-1.9x faster. A paper-scale subset of",
+             "polarized/fig4 (minimal and Polarized, loads 0.3-0.7, one seed) ran there in 8 min at",
+             "0.22 M router-cycles/s on both cores (docs/benchmarks.md). No GPU has been measured",
+             "yet, so no GPU time is estimated.",
              ""]
     for r in figures:
         cost = r["paper_router_cycles"]

@@ -49,6 +49,16 @@ def test_every_job_resolves_to_valid_groups(name, scale):
         assert claim.get("relation", "~") in ("~", ">=", "<=")
 
 
+def test_overrides_act_on_the_jobs_as_on_the_command_line():
+    """`jaxnet -m +experiment=polarized/fig4 scale=paper line=minimal,polarized 'sim.seeds=[1]'`
+    runs two jobs at paper scale with one seed: a sweep given replaces the experiment's own
+    for that key, a value given wins over the scale's."""
+    jobs = sweep_jobs("polarized/fig4", "paper", ["line=minimal,polarized", "sim.seeds=[1]"])
+    assert [job["routing"]["name"] for job in jobs] == ["minimal", "polarized"]
+    assert all(job["sim"]["seeds"] == [1] and job["topology"]["routers"] == 720 for job in jobs)
+    assert sweep_jobs("polarized/fig4", "paper")[0]["sim"]["seeds"] == [1, 2]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_small_scale_networks_and_patterns_build(name):

@@ -73,9 +73,15 @@ def _cases():
 CASES = _cases()
 
 
+def _composed_only(command: str) -> bool:
+    """Experiments at paper scale or on a launcher: composed and resolved, not run."""
+    return "+experiment=" in command and ("scale=paper" in command or "hydra/launcher" in command)
+
+
 def _param(doc, command):
-    slow = ("+experiment=" in command and "scale=paper" not in command and "hydra/launcher" not in command) or (
-        "polarized" in command and command.startswith("jaxnet ")) or "medoid_of=100" in command
+    slow = not _composed_only(command) and (
+        "+experiment=" in command or ("polarized" in command and command.startswith("jaxnet "))
+        or "medoid_of=100" in command)
     return pytest.param(command, marks=pytest.mark.slow if slow else (), id=f"{doc}: {command[:60]}")
 
 
@@ -127,7 +133,7 @@ def test_documented_command_runs(command, tmp_path, monkeypatch):
         assert plot.main([str(tmp_path / "run"), "--out", str(tmp_path / "merged")]) == 0
         assert (tmp_path / "merged" / "throughput.png").exists()
         return
-    if "+experiment=" in command and ("scale=paper" in command or "hydra/launcher" in command):
+    if _composed_only(command):
         name = next(a.split("=", 1)[1] for a in args if a.startswith("+experiment="))
         scale = next((a.split("=", 1)[1] for a in args if a.startswith("scale=")), "small")
         overrides = [a for a in args if "=" in a and not a.startswith(("+experiment", "scale", "hydra"))]

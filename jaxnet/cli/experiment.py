@@ -119,25 +119,31 @@ def _resolve(config: dict) -> dict:
 
 def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -> list[dict]:
     """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs, one per
-    combination of the experiment's sweeper params (jobs a line skips are left out)."""
+    combination of the experiment's sweeper params (jobs a line skips are left out). As on the
+    command line, a sweep among the overrides (`line=minimal,polarized`) replaces the
+    experiment's own for that key, and the keys overridden keep their values (`resolve`)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
 
     from jaxnet.cli.common import CONF_DIR
 
-    base = [f"+experiment={name}", f"scale={scale}", *overrides]
+    parser = OverridesParser.create()
+    parsed = parser.parse_overrides(list(overrides))
+    swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed if o.is_sweep_override()}
+    base = [f"+experiment={name}", f"scale={scale}", *(o.input_line for o in parsed if not o.is_sweep_override())]
+    explicit = tuple(o.key_or_group for o in parsed if not o.key_or_group.startswith("hydra"))
     with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
         composed = compose(config_name="config", overrides=base, return_hydra_config=True)
-        params = composed.hydra.sweeper.params
-        keys = list(params)
+        choices = {**{k: str(v).split(",") for k, v in composed.hydra.sweeper.params.items()}, **swept}
+        keys = list(choices)
         with open_dict(composed):
             del composed["hydra"]
         # plain values (line, network) are set on the composed config, as an override would;
         # config groups need a compose per job (each compose re-reads every YAML file: 0.3 s)
         plain = all(k.isidentifier() and not OmegaConf.is_config(OmegaConf.select(composed, k)) for k in keys)
-        parser, jobs = OverridesParser.create(), []
-        for values in itertools.product(*(str(params[k]).split(",") for k in keys)):
+        jobs = []
+        for values in itertools.product(*(choices[k] for k in keys)):
             if plain:
                 cfg = copy.deepcopy(composed)
                 for key, value in zip(keys, values):
@@ -145,7 +151,7 @@ def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -
             else:
                 cfg = compose(config_name="config", overrides=base + [f"{k}={v}" for k, v in zip(keys, values)])
             try:
-                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True)))
+                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True), explicit))
             except NotApplicable:
                 continue
     return jobs

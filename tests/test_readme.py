@@ -4,7 +4,8 @@ command's own would take minutes), and every `python scripts/...` command, in a 
 or inline, parses: its script accepts those arguments (running them regenerates the docs'
 tables and the gallery, minutes to hours each). Experiments at paper scale or on a SLURM
 launcher are only composed and resolved here (their runs are the gallery's); small-scale
-experiment commands, Polarized on RRGs and 100-sample RRG medoids run in the slow tier."""
+experiment commands, Polarized on RRGs, 100-sample RRG medoids and networks of the papers'
+size run in the slow tier."""
 import argparse
 import re
 import runpy
@@ -78,10 +79,17 @@ def _composed_only(command: str) -> bool:
     return "+experiment=" in command and ("scale=paper" in command or "hydra/launcher" in command)
 
 
+def _paper_size(command: str) -> bool:
+    """A simulation of a network of the papers' size (hundreds of routers): seconds to build
+    its tables and compile."""
+    return command.startswith("jaxnet ") and any(
+        int(n) >= 200 for n in re.findall(r"topology\.routers=(\d+)", command))
+
+
 def _param(doc, command):
     slow = not _composed_only(command) and (
         "+experiment=" in command or ("polarized" in command and command.startswith("jaxnet "))
-        or "medoid_of=100" in command)
+        or "medoid_of=100" in command or _paper_size(command))
     return pytest.param(command, marks=pytest.mark.slow if slow else (), id=f"{doc}: {command[:60]}")
 
 

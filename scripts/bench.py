@@ -177,6 +177,25 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
             "accepted_by_seed": {row["seed"]: row["accepted_load"] for row in rows}}
 
 
+FIRST_CORE = "min(os.sched_getaffinity(0))"  # Python source: the first core this process may use
+
+
+def start(call: str, core: str | None = None) -> subprocess.Popen:
+    """`bench.<call>` (Python source) in a fresh process, pinned to `core` (Python source for
+    one CPU) where given; `result` reads the JSON it prints."""
+    pin = f"os.sched_setaffinity(0, {{{core}}}); " if core is not None else ""
+    code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); {pin}"
+            f"import bench; print(json.dumps(bench.{call}))")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def result(process: subprocess.Popen) -> dict:
+    out, _ = process.communicate()
+    if process.returncode:
+        raise RuntimeError(f"benchmark process failed (exit {process.returncode}): {process.args[-1]}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def suite_scaling(args):
     """One process pinned to one core, then one worker process per core, each in a fresh
     process, side by side in this run, end to end; then the simulation alone (steady state,
@@ -185,11 +204,8 @@ def suite_scaling(args):
     cores = sorted(os.sched_getaffinity(0))
     rows = []
     for workers in (1, len(cores)):
-        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-                + ("os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " if workers == 1 else "")
-                + f"import bench; print(json.dumps(bench.run_job({workers}, {args.cycles})))")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        rows.append({"cores": 1 if workers == 1 else len(cores), **json.loads(out.stdout.strip().splitlines()[-1])})
+        job = result(start(f"run_job({workers}, {args.cycles})", FIRST_CORE if workers == 1 else None))
+        rows.append({"cores": 1 if workers == 1 else len(cores), **job})
         print(json.dumps(rows[-1]), flush=True)
     rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s_end_to_end"]
                                                    / rows[0]["router_cycles_per_s_end_to_end"], 2),
@@ -232,14 +248,10 @@ def side_by_side(topology: dict, routing: str, vcs: int, cores: list[int], args,
     """`points` points at load 0.5 split over one process per core of `cores` (each pinned),
     measured as `measure` does with `auto` settings, side by side: aggregate router-cycles/s."""
     share = -(-points // len(cores))
-    procs = []
-    for i, core in enumerate(cores):
-        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-                f"os.sched_setaffinity(0, {{{core}}}); import bench; "
-                f"print(json.dumps(bench.measure({topology!r}, {{'name': {routing!r}}}, {{'vcs': {vcs}}}, 0.5, "
-                f"{share}, chunk={chunk}, chunks={args.chunks}, repeats={args.repeats}, first_seed={1 + i * share})))")
-        procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True))
-    each = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    procs = [start(f"measure({topology!r}, {{'name': {routing!r}}}, {{'vcs': {vcs}}}, 0.5, {share}, chunk={chunk}, "
+                   f"chunks={args.chunks}, repeats={args.repeats}, first_seed={1 + i * share})", str(core))
+             for i, core in enumerate(cores)]
+    each = [result(p) for p in procs]
     return {"cores": len(cores), "batch": share * len(cores),
             "router_cycles_per_s": sum(r["router_cycles_per_s"] for r in each),
             "per_process": [r["router_cycles_per_s"] for r in each], "vmap_width": each[0]["vmap_width"],
@@ -250,11 +262,7 @@ def suite_points(args):
     """Each point in a fresh process pinned to one core, end to end through `simulate`."""
     rows = []
     for routing, vcs, load in (("minimal", 4, 0.1), ("minimal", 4, 0.5), ("minimal", 4, 1.0), ("polarized", 13, 0.5)):
-        code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-                f"os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}}); import bench; "
-                f"print(json.dumps(bench.one_point({routing!r}, {vcs}, {load}, {args.cycles})))")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        rows.append(result(start(f"one_point({routing!r}, {vcs}, {load}, {args.cycles})", FIRST_CORE)))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 

@@ -173,13 +173,6 @@ def claims_markdown(results: Sequence[Mapping]) -> str:
 
 # ---- outputs ----------------------------------------------------------------------------
 
-def in_experiment_order(rows: list[dict], experiment: Mapping) -> None:
-    """Sort rows (in place, stably) into the experiment's network order, which the panels of
-    its figures then follow; within a job the rows are in its pattern order already."""
-    networks = list(experiment.get("networks") or {})
-    rows.sort(key=lambda r: networks.index(r.get("network")) if r.get("network") in networks else len(networks))
-
-
 def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
     figures and (experiments) claims.md in out_dir."""
@@ -194,7 +187,9 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> l
         by_experiment[row.get("experiment", "")].append(row)
     for name, group in by_experiment.items():
         experiment = experiment_of(group)
-        in_experiment_order(group, experiment)
+        # panels in the experiment's network order; within a job, rows are in its pattern order
+        order = list(experiment.get("networks") or {})
+        group.sort(key=lambda r: order.index(r["network"]) if r.get("network") in order else len(order))
         labels = assign_curves(group)
         prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
         panel = experiment.get("panel", "traffic")

@@ -234,7 +234,7 @@ def rose_ports(layout: Layout, out_list: RingList, rose):
     r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
     words = -(-ports // 32)
     ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
-    router, rest = ids // (layout.ports_per_router * v_count), ids % (layout.ports_per_router * v_count)
+    router, rest = layout.router_of(ids), ids % (layout.ports_per_router * v_count)
     port, vc = rest // v_count, rest % v_count
     rose = rose & out_list.valid & (port < ports)
     network_port = jnp.where(rose, router * ports + port, r_count * ports)
@@ -252,7 +252,7 @@ def allocate(layout: Layout, net: NetArrays, requests: Requests, seed, t):
     """bool [K]: the requests granted. Each output (port, VC) grants one random requester
     (the highest random bid); each input VC has at most one request."""
     per_router = layout.ports_per_router * layout.vcs
-    local = requests.ring - layout.router_of(requests.ring) * per_router
+    local = requests.ring % per_router
     bits = rng.random_bits_at(seed, t, rng.RNG_ALLOCATE, requests.ring)
     bid = keys.pack_bid(bits, local, keys.local_bits(per_router))
     winner = jnp.full(layout.out_vcs, -1, jnp.int32).at[

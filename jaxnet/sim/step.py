@@ -135,10 +135,10 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         sending = RingList(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
         layout, net, inputs, outputs, state.port_busy, state.port_rr, sending, t)
-    inputs, queue, server_busy, injected, inject_ring, inject_empty = phases.inject(
+    inputs, queue, server_busy, injected, inject_ring, inject_empty, queue_heads = phases.inject(
         layout, routing, net, tables, inputs, state.queue, state.server_busy, seed, t)
     queue, enqueued, missed = phases.generate(
-        layout, params.traffic, params.load, params.generate_until, queue, seed, t)
+        layout, params.traffic, params.load, params.generate_until, queue, queue_heads, seed, t)
 
     if tier is None:
         counts = jnp.stack([jnp.sum(m, dtype=jnp.int32) for m in (

@@ -46,10 +46,10 @@ def _trace(cycles: int):
                     measure=jnp.int32(10**6), watchdog=jnp.int32(10**6), generate_until=jnp.int32(0))
     step = jax.jit(lambda s, listed: cycle_step(layout, network.routing, net, network.tables, params, s, listed))
     listed = Listed(EVERY_RING, EVERY_RING)
-    out_vc = jnp.asarray([0])  # router 0, port 0, VC 0
+    port, vc = jnp.asarray([0]), jnp.asarray([0])  # router 0, port 0, VC 0
     occupancy = jax.jit(lambda s: phases.output_view(
         layout, net, *phases.release_slots(layout, s.inputs, s.outputs, EVERY_RING, EVERY_RING, s.cycle)[:2],
-        s.out_held, out_vc, s.cycle).occupancy[0])
+        s.out_held, port, vc, s.cycle).occupancy[0])
     seen, injected_at = [], None
     for _ in range(cycles):
         seen.append(int(occupancy(state)))

@@ -187,3 +187,14 @@ def test_injection_buffer_policies_deliver(policy, buffers):
 def test_too_many_injection_buffers_is_an_error():
     with pytest.raises(ValueError, match="router.injection_buffers"):
         RouterSpec(vcs=2, injection_buffers=3)
+
+
+def test_narrow_tables_keep_their_values():
+    """Distances stored narrow for the cache (`routing.base.narrow_ints`) read back exactly."""
+    from jaxnet.routing.base import narrow_ints
+
+    for top, dtype in ((0, np.uint8), (255, np.uint8), (256, np.uint16), (70000, np.uint32)):
+        table = np.array([[0, top], [top // 2, 1]], np.int64)
+        narrow = narrow_ints(table)
+        assert narrow.dtype == dtype
+        np.testing.assert_array_equal(narrow.astype(np.int64), table)

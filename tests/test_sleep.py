@@ -62,3 +62,15 @@ def test_sleeping_heads_change_nothing(name):
                 np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
     assert slept > 0, "no head ever slept: the case does not exercise the sleeping path"
     assert int(np.asarray(dense.stats.consumed).sum(axis=1).min()) > 0
+
+
+@pytest.mark.parametrize("ports", [1, 17, 32, 33, 70])
+def test_port_mask_sets_one_bit_per_port(ports):
+    """A sleeping head's candidate ports as bit words (`phases.port_mask`), across word ends."""
+    from jaxnet.sim.phases import port_mask
+
+    chosen = np.random.default_rng(ports).random((40, ports)) < 0.5
+    words = np.asarray(port_mask(jnp.asarray(chosen)))
+    assert words.shape == (40, -(-ports // 32)) and words.dtype == np.uint32
+    bits = (words[:, np.arange(ports) // 32] >> (np.arange(ports) % 32).astype(np.uint32)) & 1
+    np.testing.assert_array_equal(bits.astype(bool), chosen)

@@ -112,6 +112,15 @@ class RoutingScheme:
         return packets
 
 
+def narrow_ints(table: np.ndarray) -> np.ndarray:
+    """A table of non-negative integers in the narrowest unsigned type that holds them
+    (hop distances: uint8 up to 255). Tables gathered once per candidate then stay in the
+    cache: RRG 720's distances take 0.5 MB instead of 2 MB. Cast what is read to int32."""
+    top = int(table.max(initial=0))
+    dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if top <= np.iinfo(t).max)
+    return table.astype(dtype)
+
+
 def next_hop_words(neighbor: np.ndarray, distance: np.ndarray) -> np.ndarray:
     """uint32 [R, T, W]: bit p set iff port p leads to a router one step closer to target
     t under `distance` [R, T] (hop distances, or any other route-length table)."""

@@ -20,13 +20,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
-from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
+from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, narrow_ints
 
 WEIGHTS = (0, 64, 80)
 
 
 class PolarizedTables(NamedTuple):
-    """distance: int32 [R, R] hop distances; neighbor: int32 [R, P] (-1 unused ports)."""
+    """distance: [R, R] hop distances (`narrow_ints`: read per candidate); neighbor: int32
+    [R, P] (-1 unused ports)."""
 
     distance: jnp.ndarray
     neighbor: jnp.ndarray
@@ -38,21 +39,24 @@ class Polarized(RoutingScheme):
     strong: bool = False
 
     def build_tables(self, topo):
-        return PolarizedTables(topo.distances.astype(np.int32), topo.neighbor.astype(np.int32))
+        return PolarizedTables(narrow_ints(topo.distances), topo.neighbor.astype(np.int32))
 
     def max_hops(self, topo, tables):
         diameter = topo.diameter
         return 2 * diameter if self.strong else max(4 * diameter - 3, 2 * diameter)
 
     def candidates(self, tables, router, packets, ports):
+        def distance(a, b):
+            return tables.distance[a, b].astype(jnp.int32)
+
         source, target = packets[:, pk.SRC], packets[:, pk.DST_R]
         neighbor = tables.neighbor[router]
         valid = neighbor >= 0
         nxt = jnp.maximum(neighbor, 0)
-        from_source = tables.distance[router, source][:, None]
-        to_target = tables.distance[router, target][:, None]
-        d_source = tables.distance[nxt, source[:, None]] - from_source
-        d_target = tables.distance[nxt, target[:, None]] - to_target
+        from_source = distance(router, source)[:, None]
+        to_target = distance(router, target)[:, None]
+        d_source = distance(nxt, source[:, None]) - from_source
+        d_target = distance(nxt, target[:, None]) - to_target
         d_mu = d_source - d_target
         ok = d_mu > 0
         if not self.strong:
@@ -60,5 +64,7 @@ class Polarized(RoutingScheme):
             ok |= (d_mu == 0) & jnp.where(near_source, d_source > 0, d_target < 0)
         ok &= valid
         best = jnp.max(jnp.where(ok, d_mu, -3), axis=1, keepdims=True)
-        weight = jnp.asarray(WEIGHTS, jnp.int32)[jnp.clip(best - d_mu, 0, 2)]
-        return Candidates(jnp.where(ok, weight, NOT_CANDIDATE))
+        # one table read per candidate (a non-candidate reads NOT_CANDIDATE): XLA then keeps
+        # the cost in memory instead of redoing the arithmetic above in each of its uses
+        rank = jnp.where(ok, jnp.clip(best - d_mu, 0, 2), len(WEIGHTS))
+        return Candidates(jnp.asarray((*WEIGHTS, NOT_CANDIDATE), jnp.int32)[rank])

@@ -72,8 +72,10 @@ class OutputView(NamedTuple):
     room_for_two: jnp.ndarray
 
 
-def output_view(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, out_held, out_vc, t):
-    """OutputView of the outputs (port, VC) `out_vc` (int32, any shape).
+def output_view(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, out_held, port, vc, t):
+    """OutputView of the outputs (port, VC): output ports `port` and VCs `vc` (int32 arrays
+    that broadcast together; given apart, as the callers know them, so that no candidate
+    divides by V).
 
     Occupancy = L x (packets in the output ring + packets in the downstream input ring - the
     packet streaming on the link, which is in both) - phits of the last granted packet not
@@ -82,11 +84,12 @@ def output_view(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, o
     its FREE_AT, the credit of each phit before it one cycle earlier)."""
     spec = layout.router
     size, v_count = spec.packet_size, layout.vcs
+    out_vc = port * v_count + vc
     taken, gone = take_rows(outputs.taken, out_vc), take_rows(outputs.gone, out_vc)
     held = take_rows(out_held, out_vc)
-    down_port = take_rows(net.out_down, out_vc // v_count)
+    down_port = take_rows(net.out_down, port)
     has_down = down_port >= 0
-    down = jnp.where(has_down, down_port * v_count + out_vc % v_count, 0)
+    down = jnp.where(has_down, down_port * v_count + vc, 0)
     taken_down = jnp.where(has_down, take_rows(inputs.taken, down), 0)
     gone_down = jnp.where(has_down, take_rows(inputs.gone, down), 0)
     oldest_free = take_field(inputs.slots, down * layout.input_depth + take_rows(inputs.first, down), pk.FREE_AT)
@@ -172,10 +175,20 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
 
     cost, scheme_vc, scale = routing.candidates(tables, router, head, ports)
     vc = vc_policy.candidate_vcs(layout.vc_policy, net.port_class, router, head, scheme_vc)
-    vc = jnp.broadcast_to(vc[:, None] if vc.ndim == 1 else vc, cost.shape)
-    cand_vc = (router[:, None] * width + jnp.arange(ports)) * v_count + jnp.minimum(vc, v_count - 1)
-    view = output_view(layout, net, inputs, outputs, out_held, cand_vc, t)
-    usable = (cost < NOT_CANDIDATE) & (vc < v_count)
+    candidate = cost < NOT_CANDIDATE
+    has_candidate = jnp.any(candidate, axis=1)
+    head_vc = vc if vc.ndim == 1 else None  # one VC for all of a head's candidates
+    if head_vc is not None:  # then no reductions over the ports for it
+        vc = jnp.broadcast_to(head_vc[:, None], cost.shape)
+        any_usable = has_candidate & (head_vc < v_count)
+        wait_vc = jnp.where(any_usable, head_vc, v_count)
+    usable = candidate & (vc < v_count)
+    if head_vc is None:
+        lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
+        any_usable = lowest_vc < v_count
+        wait_vc = jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count)
+    cand_port = router[:, None] * width + jnp.arange(ports)
+    view = output_view(layout, net, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
     occupancy = view.occupancy if scale is None else view.occupancy * scale
     available = view.available
     enters = jnp.zeros(cost.shape, bool)
@@ -185,25 +198,23 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     bits = rng.random_bits_at(seed, t, rng.RNG_SELECT, ring)
     best = select_output(spec.selection, cost, occupancy, usable, available, bits)
     best_port = keys.choice_index(best)
-    best_vc = jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
-    lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
+    best_vc = head_vc if head_vc is not None else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
 
     # at the destination: the lowest-index free VC of the server's ejection port
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
     vc_ids = jnp.arange(v_count)
-    eject_free = output_view(layout, net, inputs, outputs, out_held,
-                             eject_port[:, None] * v_count + vc_ids, t).available
+    eject_free = output_view(layout, net, inputs, outputs, out_held, eject_port[:, None], vc_ids, t).available
     eject_vc = jnp.where(eject_free, vc_ids, v_count).min(axis=1)
     return Requests(
         ring=ring, row=row, head=head, active=active, at_dest=at_dest, port=best_port,
         out_vc=jnp.where(at_dest, eject_port * v_count + eject_vc,
                          (router * width + best_port) * v_count + best_vc),
         request=active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE),
-        no_route=active & ~at_dest & jnp.all(cost >= NOT_CANDIDATE, axis=1),
+        no_route=active & ~at_dest & ~has_candidate,
         enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
         usable=usable,
-        wait_vc=jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count),
-        blocked=active & ~at_dest & jnp.any(usable, axis=1) & ~jnp.any(usable & available, axis=1),
+        wait_vc=wait_vc,
+        blocked=active & ~at_dest & any_usable & ~jnp.any(usable & available, axis=1),
     )
 
 
@@ -218,11 +229,13 @@ def availability(layout: Layout, outputs: Rings, out_held, out_list: RingList, t
 
 
 def port_mask(ports):
-    """uint32 [..., W] bit p % 32 of word p // 32 set where ports (bool [..., P]) holds."""
-    words = -(-ports.shape[-1] // 32)
-    padded = jnp.pad(ports, [(0, 0)] * (ports.ndim - 1) + [(0, 32 * words - ports.shape[-1])])
-    bits = padded.reshape(*ports.shape[:-1], words, 32).astype(jnp.uint32) << jnp.arange(32, dtype=jnp.uint32)
-    return jnp.sum(bits, axis=-1, dtype=jnp.uint32)
+    """uint32 [..., W] bit p % 32 of word p // 32 set where ports (bool [..., P]) holds. Each
+    word sums its own ports' bits (padding the ports to whole words made XLA:CPU's
+    reduction 7x slower)."""
+    n = ports.shape[-1]
+    words = [ports[..., first:first + 32] for first in range(0, n, 32)]
+    return jnp.stack([jnp.sum(word.astype(jnp.uint32) << jnp.arange(word.shape[-1], dtype=jnp.uint32), axis=-1,
+                              dtype=jnp.uint32) for word in words], axis=-1)
 
 
 def rose_ports(layout: Layout, out_list: RingList, rose):

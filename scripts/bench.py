@@ -357,6 +357,22 @@ SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "poi
           "gpu": suite_gpu, "memory": suite_memory}
 
 
+def engine_commit() -> str | None:
+    """The commit of the jaxnet measured: its checkout's HEAD, with "+" if tracked files were
+    modified; None outside a git checkout."""
+    import jaxnet
+
+    where = os.path.dirname(os.path.dirname(os.path.abspath(jaxnet.__file__)))
+
+    def git(*command: str) -> str:
+        return subprocess.run(["git", "-C", where, *command], capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        return git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "-uno") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=sorted(SUITES), default="cpu")
@@ -368,8 +384,8 @@ def main():
     rows = SUITES[args.suite](args)
     import jax
 
-    report = {"suite": args.suite, "device": jax.devices()[0].device_kind, "jax": jax.__version__,
-              "host": platform.node(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+    report = {"suite": args.suite, "engine": engine_commit(), "device": jax.devices()[0].device_kind,
+              "jax": jax.__version__, "host": platform.node(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
               "results": rows}
     out = args.out or f"outputs/bench/{args.suite}.json"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -14,3 +14,20 @@ def test_script_imports(path, monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # top level only: main() runs under __name__ == "__main__"
     assert callable(getattr(module, "main", None)), f"{path.name} has no main()"
+
+
+def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
+    """scripts/profile.py maps the profiled XLA operations back to the engine's phases: on a
+    tiny network most of a cycle's time lands on named phases, routing among them."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / "profile.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location("script_profile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = module.profile("hamming", "minimal", 4, 0.5, cycles=20)
+    phases = report["by_phase_us_per_cycle"]
+    assert report["us_per_cycle_in_operations"] > 0
+    assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
+    named = sum(us for phase, us in phases.items() if not phase.startswith("("))
+    assert named > 0.6 * report["us_per_cycle_in_operations"]
+    assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])

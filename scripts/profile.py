@@ -1,0 +1,154 @@
+"""Where a cycle's time goes: profile one compiled chunk of one simulation and charge each
+XLA operation's time to the engine source that produced it (docs/benchmarks.md).
+
+    python scripts/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
+                              [--cycles 200] [--top 30] [--out outputs/bench/profile.json]
+
+Warm-up chunks run until the capacities of the lists of buffers in use settle (as
+`scripts/bench.py` measures), then one chunk of `--cycles` cycles runs under
+`jax.profiler`. Each XLA operation of the trace (a fusion, a scatter, a copy) is mapped
+through the compiled HLO's stack frames to the Python call chain that emitted it, and its
+time per cycle is summed per phase (the function `step.cycle_step` called: route,
+release_slots, ...) and per call chain (three frames from cycle_step down). A fusion is
+charged to its root operation's chain: it may also contain work from elsewhere (XLA fuses
+producers into their consumers, sometimes into several). Operations XLA made up without a
+source line are listed by their kind. Networks: `rrg720` (RRG 720/17/7, the papers') and
+the small ones of `scripts/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import gzip
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the networks and the warm-up rule are the benchmarks')
+
+NETWORKS = {"rrg720": bench.RRG720, "hamming": bench.SMALL["hamming 4x4 p=3"][0],
+            "dragonfly": bench.SMALL["dragonfly a=4 h=2 p=2"][0], "slimfly": bench.SMALL["slimfly q=5 p=3"][0],
+            "rrg64": bench.SMALL["rrg 64/8 p=4"][0]}
+
+
+def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
+    """Per HLO instruction name of a compiled module's text, its Python call chain
+    ("function:line", outermost first; empty where XLA made the instruction up), from the
+    module's stack-frame tables."""
+    def table(name: str, following: str) -> str:
+        return hlo.split(f"\n{following}\n")[0].split(f"\n{name}\n")[1]
+
+    functions = dict(re.findall(r'^(\d+) "(.*)"$', table("FunctionNames", "FileLocations"), re.M))
+    locations = {i: (functions[f], int(line)) for i, f, line in re.findall(
+        r"^(\d+) \{file_name_id=\d+ function_name_id=(\d+) line=(\d+)", table("FileLocations", "StackFrames"), re.M)}
+    frames = {i: (loc, int(parent) - 1) for i, loc, parent in re.findall(
+        r"^(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)", hlo.split("\nStackFrames\n")[1], re.M)}
+
+    def chain(frame: int) -> list[str]:
+        out = []
+        while str(frame) in frames:
+            location, frame = frames[str(frame)]
+            function, line = locations[location]
+            out.append(f"{function}:{line}")
+        return out[::-1]
+
+    chains = {name: [] for name in re.findall(r"^\s+%([\w.\-]+) = ", hlo, re.M)}
+    for name, frame in re.findall(r"^\s+%([\w.\-]+) = .*?stack_frame_id=(\d+)", hlo, re.M):
+        chains[name] = chains[name] or chain(int(frame))
+    return chains
+
+
+def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int) -> dict:
+    """Per-cycle microseconds of one chunk after warm-up: by phase, by call chain, in all."""
+    import jax
+
+    from jaxnet.routing import build_routing
+    from jaxnet.sim.run import Network, advance_chunk, batch_params, compiled_advance, compiled_init, first_lists, \
+        next_lists
+    from jaxnet.sim.spec import RouterSpec, SimSpec
+    from jaxnet.topology import build_topology
+    from jaxnet.traffic import build_traffic
+
+    topo = build_topology(NETWORKS[network_name])
+    network = Network.build(topo, build_routing({"name": routing}), RouterSpec(vcs=vcs))
+    spec = SimSpec(warmup=0, measure=10**9, vmap_width=1)
+    params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(load, 1)], spec, network.layout)
+    lists = spec.resolved_lists(network.layout)
+    state = compiled_init(network.layout)(jax.numpy.stack([jax.random.PRNGKey(1)]))
+    tier, tiers = first_lists(network.layout, lists, load), []
+    while len(tiers) < bench.MAX_WARMUP_CHUNKS and (len(tiers) < 4 or tiers[-1] != tiers[-2]):
+        state, peak, tier = advance_chunk(network, params, state, cycles, 1, lists, tier)
+        tier = next_lists(network.layout, lists, peak, tier)
+        tiers.append(tier)
+    state, _, tier = advance_chunk(network, params, state, cycles, 1, lists, tier)  # compiled: the chunk profiled
+    jax.block_until_ready(state)
+    with tempfile.TemporaryDirectory() as trace_dir:
+        start = time.perf_counter()
+        jax.profiler.start_trace(trace_dir)
+        state, _, used = advance_chunk(network, params, state, cycles, 1, lists, tier)
+        jax.block_until_ready(state)
+        jax.profiler.stop_trace()
+        wall = time.perf_counter() - start
+        trace = glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True)
+        if not trace:
+            raise RuntimeError(f"jax.profiler wrote no trace under {trace_dir}")
+        with gzip.open(trace[0]) as f:
+            events = json.load(f)["traceEvents"]
+    advance = compiled_advance(network.layout, network.routing, cycles, 1, used)
+    chains = hlo_call_chains(advance.lower(network.net, network.tables, params, state).compile().as_text())
+
+    by_phase, by_chain, total = collections.Counter(), collections.Counter(), 0.0
+    for event in events:  # the compiled module's operations, each event one run of one
+        if event.get("ph") != "X" or event["name"] not in chains:
+            continue
+        us = event.get("dur", 0) / cycles
+        total += us
+        chain = chains[event["name"]]
+        step = next((i for i, frame in enumerate(chain) if frame.startswith("cycle_step:")), None)
+        if not chain:
+            by_phase[f"(no source line: {event['name'].split('.')[0]})"] += us
+        elif step is None:
+            by_phase["(outside the cycle: the chunk's set-up)"] += us
+        else:
+            below = chain[step:step + 4]
+            by_phase[below[1].split(":")[0] if len(below) > 1 else below[0]] += us
+            by_chain[" > ".join(below)] += us
+    return {"network": topo.name, "routing": routing, "vcs": vcs, "load": load, "cycles": cycles,
+            "lists": list(map(int, used or ())), "wall_s_profiled_chunk": round(wall, 3),
+            "us_per_cycle_in_operations": round(total, 1),
+            "by_phase_us_per_cycle": {k: round(v, 1) for k, v in by_phase.most_common()},
+            "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--network", choices=sorted(NETWORKS), default="rrg720")
+    parser.add_argument("--routing", default="minimal")
+    parser.add_argument("--vcs", type=int, default=4)
+    parser.add_argument("--load", type=float, default=0.5)
+    parser.add_argument("--cycles", type=int, default=200, help="cycles per chunk (warm-up and profiled)")
+    parser.add_argument("--top", type=int, default=30, help="call chains printed")
+    parser.add_argument("--out", default="outputs/bench/profile.json")
+    args = parser.parse_args()
+    if args.cycles < 1:
+        parser.error(f"--cycles {args.cycles}: must be at least 1")
+    report = profile(args.network, args.routing, args.vcs, args.load, args.cycles)
+    print(f"{report['network']} {args.routing} {args.vcs} VCs, load {args.load}: "
+          f"{report['us_per_cycle_in_operations']:.0f} us a cycle in XLA operations, lists {report['lists']}")
+    for title, key, count in (("phase", "by_phase_us_per_cycle", None), ("call chain", "by_call_chain_us_per_cycle", args.top)):
+        print(f"\nus/cycle  {title}")
+        for name, us in list(report[key].items())[:count]:
+            print(f"{us:8.1f}  {name}")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(args.out + ".tmp", args.out)
+
+
+if __name__ == "__main__":
+    main()

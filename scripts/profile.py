@@ -137,7 +137,12 @@ def main():
     args = parser.parse_args()
     if args.cycles < 1:
         parser.error(f"--cycles {args.cycles}: must be at least 1")
-    report = profile(args.network, args.routing, args.vcs, args.load, args.cycles)
+    if not 0 < args.load <= 1:
+        parser.error(f"--load {args.load}: must be in (0, 1] (phits/cycle/server, as sim.loads)")
+    try:
+        report = profile(args.network, args.routing, args.vcs, args.load, args.cycles)
+    except ValueError as error:  # a routing, VC count or load the network does not take
+        parser.error(str(error))
     print(f"{report['network']} {args.routing} {args.vcs} VCs, load {args.load}: "
           f"{report['us_per_cycle_in_operations']:.0f} us a cycle in XLA operations, lists {report['lists']}")
     for title, key, count in (("phase", "by_phase_us_per_cycle", None), ("call chain", "by_call_chain_us_per_cycle", args.top)):

@@ -400,6 +400,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling, points)")
     args = parser.parse_args()
+    for name in ("chunks", "repeats", "cycles"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
     rows = SUITES[args.suite](args)
     import jax
 

@@ -38,6 +38,7 @@ best of `--repeats` windows (the median is in the JSON; the machine drifts 15-30
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -62,15 +63,13 @@ MAX_COMPILING_WINDOWS = 10  # measurement windows rerun because something compil
 COMPILATIONS: list[float] = []  # seconds of each XLA backend compilation in this process
 
 
+@functools.cache
 def count_compilations() -> None:
-    """Record every XLA backend compilation of this process in COMPILATIONS (once)."""
+    """From now on record every XLA backend compilation of this process in COMPILATIONS."""
     import jax
 
-    if not getattr(count_compilations, "done", False):
-        jax.monitoring.register_event_duration_secs_listener(
-            lambda name, seconds, **_: COMPILATIONS.append(seconds) if name.endswith("backend_compile_duration")
-            else None)
-        count_compilations.done = True
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, seconds, **_: COMPILATIONS.append(seconds) if name.endswith("backend_compile_duration") else None)
 
 
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
@@ -79,7 +78,6 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
     import jax
 
-    count_compilations()
     from jaxnet.routing import build_routing
     from jaxnet.sim.run import (
         Network,
@@ -102,6 +100,7 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
+    count_compilations()
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
     state, peak, tier = advance_chunk(network, params, state, chunk, width, lists,

@@ -46,6 +46,7 @@ def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
     functions = dict(re.findall(r'^(\d+) "(.*)"$', table("FunctionNames", "FileLocations"), re.M))
     locations = {i: (functions[f], int(line)) for i, f, line in re.findall(
         r"^(\d+) \{file_name_id=\d+ function_name_id=(\d+) line=(\d+)", table("FileLocations", "StackFrames"), re.M)}
+    # a frame's parent_frame_id in the text is its parent's number + 1 (a root's is 1)
     frames = {i: (loc, int(parent) - 1) for i, loc, parent in re.findall(
         r"^(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)", hlo.split("\nStackFrames\n")[1], re.M)}
 

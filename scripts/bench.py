@@ -46,6 +46,7 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any, NamedTuple
 
 RRG720 = {"name": "rrg", "routers": 720, "degree": 17, "seed": 1, "medoid_of": 1, "servers_per_router": 7}
 RRG1224 = {"name": "rrg", "routers": 1224, "degree": 14, "seed": 1, "medoid_of": 1, "servers_per_router": 5}
@@ -72,10 +73,28 @@ def count_compilations() -> None:
         lambda name, seconds, **_: COMPILATIONS.append(seconds) if name.endswith("backend_compile_duration") else None)
 
 
-def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
-            chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform",
-            active_lists="auto", first_seed: int = 1):
-    """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
+class WarmedUp(NamedTuple):
+    """A batch run to its load's steady state (`warmed_up`): what measuring it goes on with,
+    and what getting there cost (seconds, compilations included)."""
+
+    topo: Any
+    network: Any
+    params: Any
+    state: Any
+    lists: tuple
+    width: int | None
+    tier: tuple | None
+    first_chunk_s: float
+    warmup_chunks: int
+    warmup_s: float
+
+
+def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
+              warmup_chunks: int = 3, vmap_width="auto", traffic="uniform", active_lists="auto",
+              first_seed: int = 1) -> WarmedUp:
+    """A batch of `batch` points (seeds first_seed..) at `load`, run in chunks of `chunk`
+    cycles for at least `warmup_chunks` chunks after the first and until the capacities of
+    its lists stop changing (each new one compiles; at most MAX_WARMUP_CHUNKS)."""
     import jax
 
     from jaxnet.routing import build_routing
@@ -114,8 +133,21 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         tiers.append(next_lists(network.layout, lists, peak, tier))
         warm += 1
     jax.block_until_ready(state)
-    warmup_s = time.perf_counter() - start
-    walls, compiling_windows, tier = [], 0, tiers[-1]
+    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], first, warm, time.perf_counter() - start)
+
+
+def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
+            chunks: int, warmup_chunks: int = 3, repeats: int = 2, vmap_width="auto", traffic="uniform",
+            active_lists="auto", first_seed: int = 1):
+    """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
+    import jax
+
+    from jaxnet.sim.run import advance_chunk, next_lists
+
+    warm = warmed_up(topology, routing, router, load, batch, chunk=chunk, warmup_chunks=warmup_chunks,
+                     vmap_width=vmap_width, traffic=traffic, active_lists=active_lists, first_seed=first_seed)
+    topo, network, params, state, lists, width = warm[:6]
+    walls, compiling_windows, tier = [], 0, warm.tier
     list_changes = 0
     while len(walls) < repeats and compiling_windows <= MAX_COMPILING_WINDOWS:
         compiled, start = len(COMPILATIONS), time.perf_counter()
@@ -140,8 +172,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         "every_buffer": not lists,
         "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
-        "first_chunk_s_incl_compile": round(first, 2), "warmup_chunks": warm,
-        "warmup_s_incl_compiles": round(warmup_s, 1), "wall_s": round(min(walls), 3),
+        "first_chunk_s_incl_compile": round(warm.first_chunk_s, 2), "warmup_chunks": warm.warmup_chunks,
+        "warmup_s_incl_compiles": round(warm.warmup_s, 1), "wall_s": round(min(walls), 3),
         "lists": list(map(int, tier or ())), "in_use_peak": list(map(int, peak)),
         "list_changes_while_measuring": int(list_changes), "windows_with_compilation": compiling_windows,
         "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

@@ -4,8 +4,8 @@ XLA operation's time to the engine source that produced it (docs/benchmarks.md).
     python scripts/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
                               [--cycles 200] [--top 30] [--out outputs/bench/profile.json]
 
-Warm-up chunks run until the capacities of the lists of buffers in use settle (as
-`scripts/bench.py` measures), then one chunk of `--cycles` cycles runs under
+Warm-up chunks run until the capacities of the lists of buffers in use settle
+(`bench.warmed_up`, as `scripts/bench.py` measures), then one chunk of `--cycles` cycles runs under
 `jax.profiler`. Each XLA operation of the trace (a fusion, a scatter, a copy) is mapped
 through the compiled HLO's stack frames to the Python call chain that emitted it, and its
 time per cycle is summed per phase (the function `step.cycle_step` called: route,
@@ -68,25 +68,12 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
     """Per-cycle microseconds of one chunk after warm-up: by phase, by call chain, in all."""
     import jax
 
-    from jaxnet.routing import build_routing
-    from jaxnet.sim.run import Network, advance_chunk, batch_params, compiled_advance, compiled_init, first_lists, \
-        next_lists
-    from jaxnet.sim.spec import RouterSpec, SimSpec
-    from jaxnet.topology import build_topology
-    from jaxnet.traffic import build_traffic
+    from jaxnet.sim.run import advance_chunk, compiled_advance
 
-    topo = build_topology(NETWORKS[network_name])
-    network = Network.build(topo, build_routing({"name": routing}), RouterSpec(vcs=vcs))
-    spec = SimSpec(warmup=0, measure=10**9, vmap_width=1)
-    params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(load, 1)], spec, network.layout)
-    lists = spec.resolved_lists(network.layout)
-    state = compiled_init(network.layout)(jax.numpy.stack([jax.random.PRNGKey(1)]))
-    tier, tiers = first_lists(network.layout, lists, load), []
-    while len(tiers) < bench.MAX_WARMUP_CHUNKS and (len(tiers) < 4 or tiers[-1] != tiers[-2]):
-        state, peak, tier = advance_chunk(network, params, state, cycles, 1, lists, tier)
-        tier = next_lists(network.layout, lists, peak, tier)
-        tiers.append(tier)
-    state, _, tier = advance_chunk(network, params, state, cycles, 1, lists, tier)  # compiled: the chunk profiled
+    warm = bench.warmed_up(NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, 1, chunk=cycles,
+                           vmap_width=1)
+    topo, network, params, state, lists, _ = warm[:6]
+    state, _, tier = advance_chunk(network, params, state, cycles, 1, lists, warm.tier)  # compiled: the chunk profiled
     jax.block_until_ready(state)
     with tempfile.TemporaryDirectory() as trace_dir:
         start = time.perf_counter()

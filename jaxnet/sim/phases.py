@@ -177,13 +177,13 @@ def route(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs
     vc = vc_policy.candidate_vcs(layout.vc_policy, net.port_class, router, head, scheme_vc)
     candidate = cost < NOT_CANDIDATE
     has_candidate = jnp.any(candidate, axis=1)
-    head_vc = vc if vc.ndim == 1 else None  # one VC for all of a head's candidates
-    if head_vc is not None:  # then no reductions over the ports for it
-        vc = jnp.broadcast_to(head_vc[:, None], cost.shape)
+    if vc.ndim == 1:  # one VC for all of a head's candidates: no reductions over the ports for it
+        head_vc, vc = vc, jnp.broadcast_to(vc[:, None], cost.shape)
+        usable = candidate & (head_vc < v_count)[:, None]
         any_usable = has_candidate & (head_vc < v_count)
         wait_vc = jnp.where(any_usable, head_vc, v_count)
-    usable = candidate & (vc < v_count)
-    if head_vc is None:
+    else:
+        head_vc, usable = None, candidate & (vc < v_count)
         lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
         any_usable = lowest_vc < v_count
         wait_vc = jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count)

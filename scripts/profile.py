@@ -91,24 +91,28 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
     chains = hlo_call_chains(advance.lower(network.net, network.tables, params, state).compile().as_text())
 
     by_phase, by_chain, total = collections.Counter(), collections.Counter(), 0.0
+    named_operations, operations = set(), set()  # distinct operations run: a count that timing noise cannot move
     for event in events:  # the compiled module's operations, each event one run of one
         if event.get("ph") != "X" or event["name"] not in chains:
             continue
         us = event.get("dur", 0) / cycles
         total += us
         chain = chains[event["name"]]
+        operations.add(event["name"])
         step = next((i for i, frame in enumerate(chain) if frame.startswith("cycle_step:")), None)
         if not chain:
             by_phase[f"(no source line: {event['name'].split('.')[0]})"] += us
         elif step is None:
             by_phase["(outside the cycle: the chunk's set-up)"] += us
         else:
+            named_operations.add(event["name"])
             below = chain[step:step + 4]
             by_phase[below[1].split(":")[0] if len(below) > 1 else below[0]] += us
             by_chain[" > ".join(below)] += us
     return {"network": topo.name, "routing": routing, "vcs": vcs, "load": load, "cycles": cycles,
             "lists": list(map(int, used or ())), "wall_s_profiled_chunk": round(wall, 3),
             "us_per_cycle_in_operations": round(total, 1),
+            "operations_run": len(operations), "operations_in_a_phase": len(named_operations),
             "by_phase_us_per_cycle": {k: round(v, 1) for k, v in by_phase.most_common()},
             "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
 

@@ -18,7 +18,8 @@ def test_script_imports(path, monkeypatch):
 
 def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
     """scripts/profile.py maps the profiled XLA operations back to the engine's phases: on a
-    tiny network most of a cycle's time lands on named phases, routing among them."""
+    tiny network most of the operations run land on named phases, routing among them. Counted
+    in operations, not time: the time shares move with the load on the machine."""
     path = Path(__file__).resolve().parents[1] / "scripts" / "profile.py"
     monkeypatch.syspath_prepend(str(path.parent))
     spec = importlib.util.spec_from_file_location("script_profile", path)
@@ -28,6 +29,5 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
     phases = report["by_phase_us_per_cycle"]
     assert report["us_per_cycle_in_operations"] > 0
     assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
-    named = sum(us for phase, us in phases.items() if not phase.startswith("("))
-    assert named > 0.6 * report["us_per_cycle_in_operations"]
+    assert report["operations_in_a_phase"] > 0.6 * report["operations_run"]
     assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])

@@ -87,6 +87,7 @@ class WarmedUp(NamedTuple):
     first_chunk_s: float
     warmup_chunks: int
     warmup_s: float
+    compile_s: float
 
 
 def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
@@ -120,7 +121,7 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
     params, keys = shard((params, keys), batch)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
     count_compilations()
-    start = time.perf_counter()
+    start, compiled = time.perf_counter(), len(COMPILATIONS)
     state = compiled_init(network.layout)(keys)
     state, peak, tier = advance_chunk(network, params, state, chunk, width, lists,
                                       first_lists(network.layout, lists, load))
@@ -133,7 +134,8 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
         tiers.append(next_lists(network.layout, lists, peak, tier))
         warm += 1
     jax.block_until_ready(state)
-    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], first, warm, time.perf_counter() - start)
+    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], first, warm, time.perf_counter() - start,
+                    sum(COMPILATIONS[compiled:]))
 
 
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
@@ -173,7 +175,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
         "first_chunk_s_incl_compile": round(warm.first_chunk_s, 2), "warmup_chunks": warm.warmup_chunks,
-        "warmup_s_incl_compiles": round(warm.warmup_s, 1), "wall_s": round(min(walls), 3),
+        "warmup_s_incl_compiles": round(warm.warmup_s, 1), "compile_s": round(warm.compile_s, 1),
+        "wall_s": round(min(walls), 3),
         "lists": list(map(int, tier or ())), "in_use_peak": list(map(int, peak)),
         "list_changes_while_measuring": int(list_changes), "windows_with_compilation": compiling_windows,
         "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -341,18 +344,74 @@ def one_point(routing: str, vcs: int, load: float, cycles: int) -> dict:
             "accepted_load": rows[0]["accepted_load"]}
 
 
+GPU_BATCHES = (1, 8, 32, 128, 512)
+
+
+def gpu_cases() -> list[tuple]:
+    """(topology, routing, VCs, batch, active_lists) in the order the suite measures them: the
+    figures that matter most first (issue 13's target, RRG 720 minimal at batch >= 128, with
+    and without the lists of buffers in use), so that a lease that ends early still gives them."""
+    first = [(RRG720, "minimal", 4, 1, "auto"), (RRG720, "minimal", 4, 128, "auto"),
+             (RRG720, "minimal", 4, 128, None), (RRG720, "polarized", 13, 128, "auto"),
+             (RRG720, "minimal", 4, 512, "auto"), (DF876, "dragonfly_minimal", 3, 128, "auto"),
+             (RRG720, "polarized", 13, 1, "auto"), (RRG720, "minimal", 4, 512, None),
+             (DF876, "dragonfly_minimal", 3, 1, "auto")]
+    rest = [(topology, routing, vcs, batch, "auto") for topology, routing, vcs in (
+        (RRG720, "minimal", 4), (RRG720, "polarized", 13), (DF876, "dragonfly_minimal", 3)) for batch in GPU_BATCHES]
+    return first + [case for case in rest if case not in first]
+
+
+def backends_agree(points: int = 4) -> dict:
+    """Hamming 4x4, minimal, `points` seeds at load 0.7 through `simulate` on the default
+    device and on the CPU in this process: the rows must be identical (the engine is integer
+    arithmetic and counter-based random numbers: a backend must not change a result)."""
+    import jax
+
+    from jaxnet.sim.run import Network, simulate
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.traffic import build_traffic
+
+    topology, routing, vcs = SMALL["hamming 4x4 p=3"]
+    network = Network.from_config({"topology": topology, "routing": {"name": routing}, "router": {"vcs": vcs}})
+    spec = SimSpec(warmup=500, measure=1500, chunk=500)
+    grid = [(0.7, seed) for seed in range(1, points + 1)]
+    traffic = [build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in grid]
+    rows = {}
+    for device in (jax.devices()[0], jax.devices("cpu")[0]):
+        with jax.default_device(device):
+            rows[device.platform] = [{k: v for k, v in row.items() if k != "device" and not k.endswith("_s")}
+                                     for row in simulate(network, traffic, grid, spec)[0]]
+    default, cpu = rows[jax.devices()[0].platform], rows["cpu"]
+    return {"check": "backends_agree", "network": "hamming 4x4 p=3", "points": points,
+            "devices": sorted(rows), "identical_rows": default == cpu,
+            "accepted_load": [row.get("accepted_load") for row in default]}
+
+
 def suite_gpu(args):
-    rows = []
-    for topology, routing, vcs in ((RRG720, "minimal", 4), (RRG720, "polarized", 13),
-                                   (DF876, "dragonfly_minimal", 3)):
-        for batch in (1, 8, 32, 128, 512):
-            try:
-                rows.append(measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, batch, chunk=200,
-                                    chunks=args.chunks, repeats=args.repeats))
-            except Exception as err:  # e.g. out of device memory at the largest batches
-                rows.append({"topology": topology["name"], "routing": routing, "batch": batch,
-                             "error": f"{type(err).__name__}: {str(err)[:200]}"})
+    """`gpu_cases` on the default device, as many as `--budget-s` allows (the rest are
+    listed as skipped), each row written to the JSON as soon as it is measured; first the
+    check that the device's results are the CPU's."""
+    started, rows = time.perf_counter(), []
+    try:
+        rows.append(backends_agree())
+    except Exception as err:
+        rows.append({"check": "backends_agree", "error": f"{type(err).__name__}: {str(err)[:300]}"})
+    print(json.dumps(rows[-1]), flush=True)
+    write_report(args, rows)
+    for topology, routing, vcs, batch, lists in gpu_cases():
+        case = {"topology": topology["name"], "routing": routing, "vcs": vcs, "batch": batch,
+                "every_buffer": lists is None}
+        if args.budget_s and time.perf_counter() - started > args.budget_s:
+            rows.append({**case, "skipped": f"past --budget-s {args.budget_s}"})
             print(json.dumps(rows[-1]), flush=True)
+            continue
+        try:
+            rows.append(measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, batch, chunk=200,
+                                chunks=args.chunks, repeats=args.repeats, active_lists=lists))
+        except Exception as err:  # e.g. out of device memory at the largest batches
+            rows.append({**case, "error": f"{type(err).__name__}: {str(err)[:300]}"})
+        print(json.dumps(rows[-1]), flush=True)
+        write_report(args, rows)
     return rows
 
 
@@ -423,6 +482,19 @@ def engine_commit() -> str | None:
         return None
 
 
+def write_report(args, rows: list) -> None:
+    """The suite's JSON (`args.out`), written atomically: rows so far, and where they ran."""
+    import jax
+
+    report = {"suite": args.suite, "engine": engine_commit(), "device": jax.devices()[0].device_kind,
+              "jax": jax.__version__, "host": platform.node(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+              "results": rows}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(args.out + ".tmp", args.out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=sorted(SUITES), default="cpu")
@@ -430,22 +502,16 @@ def main():
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling, points)")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="--suite gpu: start no new case after this many seconds (a lease's time)")
     args = parser.parse_args()
     for name in ("chunks", "repeats", "cycles"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
-    rows = SUITES[args.suite](args)
-    import jax
-
-    report = {"suite": args.suite, "engine": engine_commit(), "device": jax.devices()[0].device_kind,
-              "jax": jax.__version__, "host": platform.node(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
-              "results": rows}
-    out = args.out or f"outputs/bench/{args.suite}.json"
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f, indent=1)
-    os.replace(tmp, out)
+    if args.budget_s is not None and args.budget_s <= 0:
+        parser.error(f"--budget-s {args.budget_s}: must be a positive number of seconds")
+    args.out = args.out or f"outputs/bench/{args.suite}.json"
+    write_report(args, SUITES[args.suite](args))
 
 
 if __name__ == "__main__":

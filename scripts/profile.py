@@ -90,10 +90,16 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
     advance = compiled_advance(network.layout, network.routing, cycles, 1, used)
     chains = hlo_call_chains(advance.lower(network.net, network.tables, params, state).compile().as_text())
 
+    accelerator = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+                   and "/device:" in str(e.get("args", {}).get("name", "")) and "CPU" not in e["args"]["name"]}
+    if accelerator:  # a GPU's kernels may be named after their HLO instruction with "_" for "."
+        for name, chain in list(chains.items()):
+            chains.setdefault(name.replace(".", "_"), chain)
     by_phase, by_chain, total = collections.Counter(), collections.Counter(), 0.0
     named_operations, operations = set(), set()  # distinct operations run: a count that timing noise cannot move
+    kernel_runs = sum(e.get("ph") == "X" and e.get("pid") in accelerator for e in events)
     for event in events:  # the compiled module's operations, each event one run of one
-        if event.get("ph") != "X" or event["name"] not in chains:
+        if event.get("ph") != "X" or event["name"] not in chains or (accelerator and event.get("pid") not in accelerator):
             continue
         us = event.get("dur", 0) / cycles
         total += us
@@ -113,6 +119,8 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
             "lists": list(map(int, used or ())), "wall_s_profiled_chunk": round(wall, 3),
             "us_per_cycle_in_operations": round(total, 1),
             "operations_run": len(operations), "operations_in_a_phase": len(named_operations),
+            "device": jax.devices()[0].device_kind,
+            "accelerator_kernels_per_cycle": round(kernel_runs / cycles, 1) if accelerator else None,
             "by_phase_us_per_cycle": {k: round(v, 1) for k, v in by_phase.most_common()},
             "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
 

@@ -180,7 +180,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
         "lists": list(map(int, tier or ())), "in_use_peak": list(map(int, peak)),
         "list_changes_while_measuring": int(list_changes), "windows_with_compilation": compiling_windows,
         "peak_host_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        "peak_device_bytes": memory.get("peak_bytes_in_use") if memory else None,
+        "peak_device_bytes": memory.get("peak_bytes_in_use") if memory else None,  # of the process so far
+        "device_bytes_in_use": memory.get("bytes_in_use") if memory else None,  # this batch's state and tables
     }
 
 
@@ -349,13 +350,14 @@ GPU_BATCHES = (1, 8, 32, 128, 512)
 
 def gpu_cases() -> list[tuple]:
     """(topology, routing, VCs, batch, active_lists) in the order the suite measures them: the
-    figures that matter most first (issue 13's target, RRG 720 minimal at batch >= 128, with
-    and without the lists of buffers in use), so that a lease that ends early still gives them."""
+    figures that matter most first (issue 13's target, RRG 720 minimal at batch >= 128; then
+    every buffer every cycle, without the lists, for comparison), so that a lease that ends
+    early still gives them."""
     first = [(RRG720, "minimal", 4, 1, "auto"), (RRG720, "minimal", 4, 128, "auto"),
-             (RRG720, "minimal", 4, 128, None), (RRG720, "polarized", 13, 128, "auto"),
-             (RRG720, "minimal", 4, 512, "auto"), (DF876, "dragonfly_minimal", 3, 128, "auto"),
-             (RRG720, "polarized", 13, 1, "auto"), (RRG720, "minimal", 4, 512, None),
-             (DF876, "dragonfly_minimal", 3, 1, "auto")]
+             (RRG720, "polarized", 13, 128, "auto"), (RRG720, "minimal", 4, 512, "auto"),
+             (DF876, "dragonfly_minimal", 3, 128, "auto"), (RRG720, "polarized", 13, 1, "auto"),
+             (DF876, "dragonfly_minimal", 3, 1, "auto"), (RRG720, "minimal", 4, 128, None),
+             (RRG720, "minimal", 4, 512, None)]
     rest = [(topology, routing, vcs, batch, "auto") for topology, routing, vcs in (
         (RRG720, "minimal", 4), (RRG720, "polarized", 13), (DF876, "dragonfly_minimal", 3)) for batch in GPU_BATCHES]
     return first + [case for case in rest if case not in first]

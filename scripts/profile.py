@@ -2,7 +2,7 @@
 XLA operation's time to the engine source that produced it (docs/benchmarks.md).
 
     python scripts/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
-                              [--cycles 200] [--top 30] [--out outputs/bench/profile.json]
+                              [--cycles 200] [--batch 1] [--top 30] [--out outputs/bench/profile.json]
 
 Warm-up chunks run until the capacities of the lists of buffers in use settle
 (`bench.warmed_up`, as `scripts/bench.py` measures), then one chunk of `--cycles` cycles runs under
@@ -64,21 +64,22 @@ def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
     return chains
 
 
-def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int) -> dict:
-    """Per-cycle microseconds of one chunk after warm-up: by phase, by call chain, in all."""
+def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int, batch: int = 1) -> dict:
+    """Per-cycle microseconds of one chunk of `batch` simulations (vmapped) after warm-up:
+    by phase, by call chain, in all."""
     import jax
 
     from jaxnet.sim.run import advance_chunk, compiled_advance
 
-    warm = bench.warmed_up(NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, 1, chunk=cycles,
-                           vmap_width=1)
-    topo, network, params, state, lists, _ = warm[:6]
-    state, _, tier = advance_chunk(network, params, state, cycles, 1, lists, warm.tier)  # compiled: the chunk profiled
+    warm = bench.warmed_up(NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
+                           vmap_width=1 if batch == 1 else None)
+    topo, network, params, state, lists, width = warm[:6]
+    state, _, tier = advance_chunk(network, params, state, cycles, width, lists, warm.tier)  # compiled: the chunk profiled
     jax.block_until_ready(state)
     with tempfile.TemporaryDirectory() as trace_dir:
         start = time.perf_counter()
         jax.profiler.start_trace(trace_dir)
-        state, _, used = advance_chunk(network, params, state, cycles, 1, lists, tier)
+        state, _, used = advance_chunk(network, params, state, cycles, width, lists, tier)
         jax.block_until_ready(state)
         jax.profiler.stop_trace()
         wall = time.perf_counter() - start
@@ -87,7 +88,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
             raise RuntimeError(f"jax.profiler wrote no trace under {trace_dir}")
         with gzip.open(trace[0]) as f:
             events = json.load(f)["traceEvents"]
-    advance = compiled_advance(network.layout, network.routing, cycles, 1, used)
+    advance = compiled_advance(network.layout, network.routing, cycles, width, used)
     chains = hlo_call_chains(advance.lower(network.net, network.tables, params, state).compile().as_text())
 
     accelerator = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
@@ -115,7 +116,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int)
             below = chain[step:step + 4]
             by_phase[below[1].split(":")[0] if len(below) > 1 else below[0]] += us
             by_chain[" > ".join(below)] += us
-    return {"network": topo.name, "routing": routing, "vcs": vcs, "load": load, "cycles": cycles,
+    return {"network": topo.name, "routing": routing, "vcs": vcs, "load": load, "cycles": cycles, "batch": batch,
             "lists": list(map(int, used or ())), "wall_s_profiled_chunk": round(wall, 3),
             "us_per_cycle_in_operations": round(total, 1),
             "operations_run": len(operations), "operations_in_a_phase": len(named_operations),
@@ -132,15 +133,17 @@ def main():
     parser.add_argument("--vcs", type=int, default=4)
     parser.add_argument("--load", type=float, default=0.5)
     parser.add_argument("--cycles", type=int, default=200, help="cycles per chunk (warm-up and profiled)")
+    parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together (seeds 1..)")
     parser.add_argument("--top", type=int, default=30, help="call chains printed")
     parser.add_argument("--out", default="outputs/bench/profile.json")
     args = parser.parse_args()
-    if args.cycles < 1:
-        parser.error(f"--cycles {args.cycles}: must be at least 1")
+    for name in ("cycles", "batch"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
     if not 0 < args.load <= 1:
         parser.error(f"--load {args.load}: must be in (0, 1] (phits/cycle/server, as sim.loads)")
     try:
-        report = profile(args.network, args.routing, args.vcs, args.load, args.cycles)
+        report = profile(args.network, args.routing, args.vcs, args.load, args.cycles, args.batch)
     except ValueError as error:  # a routing, VC count or load the network does not take
         parser.error(str(error))
     print(f"{report['network']} {args.routing} {args.vcs} VCs, load {args.load}: "

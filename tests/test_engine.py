@@ -136,6 +136,36 @@ def test_wide_counter_is_exact_past_int32():
     assert int(wide_value(counter)) == 5 * ((1 << 30) - 1)
 
 
+def test_histograms_count_what_numpy_counts():
+    """vc_counts and record's hop histogram send the entries that add nothing out of bounds
+    (a GPU serializes atomic adds to one address): they still count exactly what
+    np.bincount counts, and drop VCs and bins out of range."""
+    import jax.numpy as jnp
+
+    from jaxnet.core import packets as pk
+    from jaxnet.sim.phases import vc_counts
+    from jaxnet.sim.stats import Events, empty_stats, record
+
+    rng = np.random.default_rng(7)
+    vc, amount = rng.integers(0, 5, 500), rng.integers(0, 3, 500) * (rng.random(500) < 0.3)  # VC 4: out of range
+    expected = np.bincount(vc, weights=amount, minlength=5)[:4]
+    assert np.array_equal(np.asarray(vc_counts(jnp.asarray(vc), jnp.asarray(amount), 4)), expected)
+
+    k, servers, max_hops, size, t = 400, 10, 3, 4, 100
+    sent = np.zeros((k, pk.N_FIELDS), np.int32)
+    sent[:, pk.HOPS], sent[:, pk.DST] = rng.integers(0, 7, k), rng.integers(0, servers, k)
+    to_server = rng.random(k) < 0.2
+    events = Events(no_route=jnp.zeros(1, bool), sent=jnp.asarray(sent), port=jnp.zeros(k, jnp.int32),
+                    to_router=jnp.zeros(k, bool), to_server=jnp.asarray(to_server), injected=jnp.zeros(servers, bool),
+                    enqueued=jnp.zeros(servers, bool), missed=jnp.zeros(servers, bool),
+                    waiting=jnp.zeros((2, 4), jnp.int32))
+    stats = record(empty_stats(servers, 1, 4, max_hops), events, jnp.int32(t), size, max_hops,
+                   warmup=jnp.int32(0), measure=jnp.int32(10**6))
+    hops = np.minimum(sent[to_server, pk.HOPS], max_hops + 1)
+    assert np.array_equal(wide_value(stats.hops), np.bincount(hops, minlength=max_hops + 2))
+    assert np.array_equal(np.asarray(stats.consumed), np.bincount(sent[to_server, pk.DST], minlength=servers))
+
+
 def test_injection_buffers_have_their_own_depth():
     """router.injection_buffer sizes the injection buffers apart from the transit ones:
     saturated, injection rings fill to their own depth and transit rings never pass theirs."""

@@ -250,9 +250,10 @@ def rose_ports(layout: Layout, out_list: RingList, rose):
     router, rest = layout.router_of(ids), ids % (layout.ports_per_router * v_count)
     port, vc = rest // v_count, rest % v_count
     rose = rose & out_list.valid & (port < ports)
-    network_port = jnp.where(rose, router * ports + port, r_count * ports)
-    lowest_vc = jnp.full(r_count * ports + 1, v_count, jnp.int32).at[network_port].min(vc, **DROP)
-    lead = rose & (take_rows(lowest_vc, network_port) == vc)
+    network_port = jnp.where(rose, router * ports + port, r_count * ports)  # out of bounds: dropped, not
+    # piled onto one slot (a GPU serializes atomic updates of one address)
+    lowest_vc = jnp.full(r_count * ports, v_count, jnp.int32).at[network_port].min(vc, **DROP)
+    lead = rose & (take_rows(lowest_vc, jnp.minimum(network_port, r_count * ports - 1)) == vc)
     bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)
     slots = r_count * (v_count + 1) * words
     word = (router * (v_count + 1) + vc) * words + port // 32
@@ -440,5 +441,8 @@ def generate(layout: Layout, traffic: Traffic, load, generate_until, queue: Ring
 
 
 def vc_counts(vc, amount, v_count: int):
-    """int32 [V]: `amount` (bool or int [K]) summed per VC `vc` [K]."""
-    return jnp.zeros(v_count, jnp.int32).at[vc].add(amount.astype(jnp.int32), mode="drop")
+    """int32 [V]: `amount` (bool or int [K]) summed per VC `vc` [K]. Zero amounts go to an
+    index out of bounds (dropped): a GPU serializes atomic adds to one address, and most of
+    the K are zero."""
+    return jnp.zeros(v_count, jnp.int32).at[jnp.where(amount != 0, vc, v_count)].add(
+        amount.astype(jnp.int32), mode="drop")

@@ -109,7 +109,8 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
     done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
     counted = events.to_server & in_window(done)
     counted_i = counted.astype(jnp.int32)
-    hop_bins = jnp.minimum(sent[:, pk.HOPS], max_hops + 1)  # last bin: longer than max
+    # last bin: longer than max; packets not counted go out of bounds (dropped), not onto bin 0
+    hop_bins = jnp.where(counted, jnp.minimum(sent[:, pk.HOPS], max_hops + 1), max_hops + 2)
     window_now = in_window(t)
     window_i = window_now.astype(jnp.int32)
     return Stats(
@@ -119,7 +120,7 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
         consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
-        hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(counted_i)),
+        hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(1, mode="drop")),
         link_packets=stats.link_packets.at[events.port].add(
             (events.to_router & window_now).astype(jnp.int32), mode="drop"),
         input_occupancy=wide_add(stats.input_occupancy, events.waiting[0] * window_i),

@@ -4,7 +4,7 @@
     python scripts/bench.py --suite scaling
     python scripts/bench.py --suite small
     python scripts/bench.py --suite points
-    python scripts/bench.py --suite gpu
+    python scripts/bench.py --suite gpu     [--budget-s 300]
     python scripts/bench.py --suite memory
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
@@ -19,9 +19,11 @@ small    networks of at most 64 routers, a batch of 20 points on one core: every
 points   one point at a time on one core as `jaxnet` runs it (RRG 720/17/7, 1000 + 3000
          cycles, chunks of 500): wall time, compilations of the chunk and their seconds, for
          minimal 4 VCs at loads 0.1 / 0.5 / 1.0 and Polarized 13 VCs at 0.5.
-gpu      RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the Dragonfly a=12 h=6 p=6
-         (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512 on the default
-         device; router-cycles/s, compile time, device memory.
+gpu      first `backends_agree` (4 Hamming 4x4 points on the default device and on the CPU:
+         rows identical), then RRG 720/17/7 (minimal 4 VCs, Polarized 13 VCs) and the
+         Dragonfly a=12 h=6 p=6 (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512,
+         most important first (`gpu_cases`), as many as `--budget-s` allows, the JSON
+         rewritten after each row; router-cycles/s, compile time, device memory.
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.

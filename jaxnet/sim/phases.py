@@ -250,8 +250,9 @@ def rose_ports(layout: Layout, out_list: RingList, rose):
     router, rest = layout.router_of(ids), ids % (layout.ports_per_router * v_count)
     port, vc = rest // v_count, rest % v_count
     rose = rose & out_list.valid & (port < ports)
-    network_port = jnp.where(rose, router * ports + port, r_count * ports)  # out of bounds: dropped, not
-    # piled onto one slot (a GPU serializes atomic updates of one address)
+    # outputs that did not rise go out of bounds (dropped), not onto one spare slot: a GPU
+    # serializes atomic updates of one address
+    network_port = jnp.where(rose, router * ports + port, r_count * ports)
     lowest_vc = jnp.full(r_count * ports, v_count, jnp.int32).at[network_port].min(vc, **DROP)
     lead = rose & (take_rows(lowest_vc, jnp.minimum(network_port, r_count * ports - 1)) == vc)
     bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)

@@ -407,13 +407,12 @@ def suite_gpu(args):
                 "every_buffer": lists is None}
         if args.budget_s and time.perf_counter() - started > args.budget_s:
             rows.append({**case, "skipped": f"past --budget-s {args.budget_s}"})
-            print(json.dumps(rows[-1]), flush=True)
-            continue
-        try:
-            rows.append(measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, batch, chunk=200,
-                                chunks=args.chunks, repeats=args.repeats, active_lists=lists))
-        except Exception as err:  # e.g. out of device memory at the largest batches
-            rows.append({**case, "error": f"{type(err).__name__}: {str(err)[:300]}"})
+        else:
+            try:
+                rows.append(measure(topology, {"name": routing}, {"vcs": vcs}, 0.5, batch, chunk=200,
+                                    chunks=args.chunks, repeats=args.repeats, active_lists=lists))
+            except Exception as err:  # e.g. out of device memory at the largest batches
+                rows.append({**case, "error": f"{type(err).__name__}: {str(err)[:300]}"})
         print(json.dumps(rows[-1]), flush=True)
         write_report(args, rows)
     return rows

@@ -75,6 +75,21 @@ def test_conservation_and_credits(routing):
     assert rows[0]["accepted_load"] == pytest.approx(0.2, rel=0.15)
 
 
+def test_buffers_of_the_largest_depth_keep_exact_counts():
+    """A ring's counters share one int32, 10 bits each (`state.pack_counters`): source
+    queues and injection buffers of MAX_DEPTH packets, filled to the brim by a saturated
+    bottleneck link, still count every packet (no counter spills into the next)."""
+    from jaxnet.sim.spec import MAX_DEPTH
+
+    network = make_network(nx.path_graph(2), servers_per_router=4, vcs=1, packet_size=1,
+                           source_queue=MAX_DEPTH, injection_buffer=MAX_DEPTH)
+    rows, state = simulate_cfg(network, _only(0, 1, 2), [(1.0, 1)], SimSpec(warmup=0, measure=3000, chunk=1000))
+    _check_invariants(network, state, 0)
+    queue, inputs = np.asarray(state.queue.taken[0]), np.asarray(state.inputs.taken[0])
+    assert queue[:4].max() == MAX_DEPTH and inputs.max() == MAX_DEPTH
+    assert rows[0]["accepted_load"] == pytest.approx(1 / 8, abs=0.005)  # one link's phit a cycle, per server of 8
+
+
 def test_same_seed_same_result_and_batch_invariance(small_rrg):
     window = SimSpec(warmup=200, measure=800, chunk=250)
     alone, _ = simulate_cfg(small_rrg, {"name": "uniform"}, [(0.5, 11)], window)

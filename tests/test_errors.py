@@ -30,6 +30,7 @@ TINY = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router
     ("sim.checkpoint_every=30", "sim.checkpoint_every=30", "a multiple of sim.chunk=20"),
     ("+traffic.foo=3", "traffic.foo=3", "traffic=uniform takes only"),
     ("router.vcs=1", "router.vcs=1", "needs"),
+    ("router.input_buffer=1024", "router.input_buffer=1024", "an integer in [1, 1023]"),
     ("routing=table", "routing.path_file=None", "jaxnet-paths"),
 ])
 def test_bad_simulation_parameters_are_one_line(tmp_path, override, parameter, allowed):

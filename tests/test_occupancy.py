@@ -20,7 +20,7 @@ from conftest import make_network
 from jaxnet.core import packets as pk
 from jaxnet.sim import phases
 from jaxnet.sim.rings import EVERY_RING
-from jaxnet.sim.state import init_state
+from jaxnet.sim.state import TAKEN, init_state
 from jaxnet.sim.step import Listed, Params, cycle_step
 from jaxnet.traffic import build_traffic
 from jaxnet.traffic.device import stack_tables
@@ -37,7 +37,7 @@ def _trace(cycles: int):
     queue = state.queue
     depth = layout.router.source_queue
     queue = queue._replace(slots=queue.slots.at[0, pk.Q_DST].set(1).at[0, pk.Q_DST_R].set(1),
-                           taken=queue.taken.at[0].set(1))
+                           counters=queue.counters.at[0].add(TAKEN))
     state = state._replace(queue=queue)
     assert depth >= 1
     table = build_traffic({"name": "uniform"}, network.topo, 1)

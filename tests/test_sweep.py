@@ -19,6 +19,7 @@ from jaxnet.cli import simulate as simulate_app
 from jaxnet.results import collect, read_rows
 from jaxnet.sim import run as sim_run
 from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.state import pack_counters
 from jaxnet.traffic import tables_for_points
 
 TINY = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router=2", "sim.seeds=[1]",
@@ -130,6 +131,17 @@ def test_damaged_rows_are_recomputed_never_trusted(tmp_path):
         assert _same_results(by_load[row["offered_load"]], row)
 
 
+def test_checkpoint_of_another_state_layout_is_ignored(tmp_path):
+    """A checkpoint of the same run written by an engine whose state has other arrays is not
+    loaded into this engine's state: the run starts again."""
+    like = {"a": np.zeros(3, np.int32), "b": np.zeros((2, 2), np.int32)}
+    path = tmp_path / "checkpoint.npz"
+    sim_run._save_checkpoint(path, {"a": np.zeros(3, np.int32), "b": np.zeros(4, np.int32)}, 1, "run")
+    assert sim_run._load_checkpoint(path, like, "run") is None
+    sim_run._save_checkpoint(path, like, 2, "run")
+    assert sim_run._load_checkpoint(path, like, "run")[1] == 2
+
+
 def test_checkpoint_resume_is_bit_identical(tmp_path):
     """A run killed after 3 of 6 chunks resumes from its checkpoint and ends with exactly
     the statistics of a run that was never interrupted."""
@@ -215,9 +227,11 @@ def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg):
     lost = state._replace(waiting=state.waiting.at[0, 0].add(-1))
     with pytest.raises(sim_run.InvariantError, match="at cycle 300, load 0.9 seed 1: packet conservation"):
         sim_run.check_invariants(small_rrg, lost, points)
-    taken = np.asarray(state.inputs.taken).copy()
+    inputs = state.inputs
+    taken = np.asarray(inputs.taken).copy()
     taken[0, 0] = small_rrg.layout.router.input_buffer + 1
-    overfull = state._replace(inputs=state.inputs._replace(taken=taken))
+    overfull = state._replace(inputs=inputs._replace(
+        counters=pack_counters(np.asarray(inputs.first), taken, np.asarray(inputs.gone))))
     with pytest.raises(sim_run.InvariantError, match="credit bounds"):
         sim_run.check_invariants(small_rrg, overfull, points)
 

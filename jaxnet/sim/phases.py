@@ -34,6 +34,7 @@ from jaxnet.sim.layout import Layout, NetArrays
 from jaxnet.sim.rings import (
     DROP,
     RingList,
+    counters,
     head_rows,
     pick,
     pop_front,
@@ -45,7 +46,7 @@ from jaxnet.sim.rings import (
     take_field,
     take_rows,
 )
-from jaxnet.sim.state import Rings
+from jaxnet.sim.state import Rings, unpack_counters
 from jaxnet.traffic.device import Traffic, sample_destinations
 
 
@@ -85,14 +86,14 @@ def output_view(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, o
     spec = layout.router
     size, v_count = spec.packet_size, layout.vcs
     out_vc = port * v_count + vc
-    taken, gone = take_rows(outputs.taken, out_vc), take_rows(outputs.gone, out_vc)
+    _, taken, gone = unpack_counters(take_rows(outputs.counters, out_vc))
     held = take_rows(out_held, out_vc)
     down_port = take_rows(net.out_down, port)
     has_down = down_port >= 0
     down = jnp.where(has_down, down_port * v_count + vc, 0)
-    taken_down = jnp.where(has_down, take_rows(inputs.taken, down), 0)
-    gone_down = jnp.where(has_down, take_rows(inputs.gone, down), 0)
-    oldest_free = take_field(inputs.slots, down * layout.input_depth + take_rows(inputs.first, down), pk.FREE_AT)
+    first_down, taken_down, gone_down = unpack_counters(take_rows(inputs.counters, down))
+    taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
+    oldest_free = take_field(inputs.slots, down * layout.input_depth + first_down, pk.FREE_AT)
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
     streaming = jnp.where(has_down, gone, 0)
     occupancy = size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited
@@ -224,7 +225,8 @@ def availability(layout: Layout, outputs: Rings, out_held, out_list: RingList, t
     that no candidate can take stays so until one of its candidates' values rises. Only the
     occupied outputs (the list) can rise: an empty one is never held and always at its
     highest value, min(2, output buffer)."""
-    room = jnp.clip(layout.router.output_buffer - pick(outputs.taken, out_list.ids), 0, 2)
+    _, taken, _ = counters(outputs, out_list.ids)
+    room = jnp.clip(layout.router.output_buffer - taken, 0, 2)
     return jnp.where(pick(out_held, out_list.ids) <= t, room, 0)
 
 
@@ -351,7 +353,7 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     down_port = take_rows(net.out_down, port)
     down = jnp.where(down_port >= 0, down_port * v_count + vc, 0)
     room = spec.input_buffer - (head[:, pk.ENTERS_RING] if spec.flow_control == "bubble" else 0)
-    credit = (down_port < 0) | (take_rows(inputs.taken, down) < room)
+    credit = (down_port < 0) | (counters(inputs, down)[1] < room)
     rr = take_rows(port_rr, port)
     order = jnp.where(vc >= rr, vc - rr, vc - rr + v_count)  # round-robin position of the VC
     eligible = out_list.valid & waiting & (head[:, pk.READY] <= t) & credit & (take_rows(port_busy, port) <= t)

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
-from jaxnet.sim.state import Rings
+from jaxnet.sim.state import GONE, TAKEN, Rings, pack_counters, unpack_counters
 
 
 class RingList(NamedTuple):
@@ -94,7 +94,12 @@ def bump(array, ids, amount):
 
 def ring_ids(rings: Rings, ids):
     """int32 ring ids of a list (arange for every ring)."""
-    return jnp.arange(rings.first.shape[0], dtype=jnp.int32) if ids is None else ids
+    return jnp.arange(rings.counters.shape[0], dtype=jnp.int32) if ids is None else ids
+
+
+def counters(rings: Rings, ids):
+    """(first, taken, gone) int32 [K] of the listed rings (`Rings.counters`, one gather)."""
+    return unpack_counters(pick(rings.counters, ids))
 
 
 def take_rows(array, index):
@@ -114,20 +119,19 @@ def _wrap(index, depth: int):
 def release(rings: Rings, listed: RingList, cycle, depth: int) -> tuple[Rings, jnp.ndarray]:
     """(rings after freeing the oldest gone slot of the listed rings whose FREE_AT has come,
     bool [K] the listed ring still holds a slot). One per cycle suffices: packets leave a
-    ring at most once per cycle. New counts are written from the values read, so XLA
+    ring at most once per cycle. New counters are written from the values read, so XLA
     orders every read before the write instead of copying the array."""
     ids = listed.ids
-    first, gone, taken = pick(rings.first, ids), pick(rings.gone, ids), pick(rings.taken, ids)
+    first, taken, gone = counters(rings, ids)
     oldest = take_field(rings.slots, ring_ids(rings, ids) * depth + first, pk.FREE_AT)
     free = listed.valid & (gone > 0) & (oldest <= cycle)
-    rings = rings._replace(first=put(rings.first, ids, free, _wrap(first + 1, depth)),
-                           taken=put(rings.taken, ids, free, taken - 1), gone=put(rings.gone, ids, free, gone - 1))
-    return rings, listed.valid & (taken > free)
+    freed = pack_counters(_wrap(first + 1, depth), taken - 1, gone - 1)
+    return rings._replace(counters=put(rings.counters, ids, free, freed)), listed.valid & (taken > free)
 
 
 def head_rows(rings: Rings, ids, depth: int):
     """(row, waiting bool) of the first waiting packet of the listed rings."""
-    first, gone, taken = pick(rings.first, ids), pick(rings.gone, ids), pick(rings.taken, ids)
+    first, taken, gone = counters(rings, ids)
     return ring_ids(rings, ids) * depth + _wrap(first + gone, depth), taken > gone
 
 
@@ -136,20 +140,22 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     at `free_at`."""
     drop = rings.slots.shape[0]
     slots = rings.slots.at[jnp.where(leaving, row, drop), pk.FREE_AT].set(free_at, **DROP)
-    return rings._replace(slots=slots, gone=bump(rings.gone, ids, leaving.astype(jnp.int32)))
+    return Rings(slots, bump(rings.counters, ids, jnp.where(leaving, GONE, 0)))
 
 
 def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.ndarray]:
     """(rings with records [m, F] appended to rings `ring` [m] where `valid`, at most one
     per ring; bool [m] the ring held nothing before)."""
     safe = jnp.where(valid, ring, 0)
-    taken = take_rows(rings.taken, safe)
-    row = safe * depth + _wrap(take_rows(rings.first, safe) + taken, depth)
+    word = take_rows(rings.counters, safe)
+    first, taken, _ = unpack_counters(word)
+    row = safe * depth + _wrap(first + taken, depth)
     slots = rings.slots.at[jnp.where(valid, row, rings.slots.shape[0])].set(records, **DROP)
-    return rings._replace(slots=slots, taken=put(rings.taken, ring, valid, taken + 1)), taken == 0
+    return Rings(slots, put(rings.counters, ring, valid, word + TAKEN)), taken == 0
 
 
 def pop_front(rings: Rings, leaving, depth: int) -> Rings:
     """Remove the first entry of rings where `leaving`, freeing its slot at once (queues)."""
+    first, taken, gone = unpack_counters(rings.counters)
     step = leaving.astype(jnp.int32)
-    return rings._replace(first=_wrap(rings.first + step, depth), taken=rings.taken - step)
+    return rings._replace(counters=pack_counters(_wrap(first + step, depth), taken - step, gone))

@@ -315,6 +315,8 @@ def _load_checkpoint(path: Path, like, signature: str):
             chunk = int(f["chunk"])
     except (OSError, ValueError, KeyError, EOFError):  # a damaged checkpoint is not trusted
         return None
+    if [(a.shape, a.dtype) for a in leaves] != [(a.shape, a.dtype) for a in jax.tree_util.tree_leaves(like)]:
+        return None  # another state layout (an older engine): start again
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(like), leaves), chunk
 
 

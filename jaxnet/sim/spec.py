@@ -24,6 +24,9 @@ SELECTIONS = ("available_first", "best_first")
 # Virtual cut-through on every hop, or bubble flow control in the rings of a torus (a head
 # entering a ring needs room for two packets, one continuing in its ring room for one).
 FLOW_CONTROLS = ("cut_through", "bubble")
+# Packets a buffer (input, injection, output, source queue) holds at most: the engine packs
+# a ring's three counters into one int32 (`jaxnet.sim.state.Rings`), 10 bits each.
+MAX_DEPTH = 1023
 # sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
 # VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
 # list capacity is one more compilation of the chunk (3-5 s), which a short run does not win
@@ -92,8 +95,10 @@ class RouterSpec:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for name in ("input_buffer", "output_buffer", "packet_size", "crossbar_speedup", "source_queue"):
+        for name in ("packet_size", "crossbar_speedup"):
             require_int(getattr(self, name), f"router.{name}", 1)
+        for name in ("input_buffer", "output_buffer", "source_queue"):
+            require_int(getattr(self, name), f"router.{name}", 1, MAX_DEPTH)
         if self.vcs != "auto":
             require_int(self.vcs, "router.vcs", 1, 64)
         require_int(self.router_latency, "router.router_latency", 0)
@@ -113,7 +118,7 @@ class RouterSpec:
         if self.injection_buffers is not None:
             require_int(self.injection_buffers, "router.injection_buffers", 1, 64 if self.vcs == "auto" else self.vcs)
         if self.injection_buffer is not None:
-            require_int(self.injection_buffer, "router.injection_buffer", 1)
+            require_int(self.injection_buffer, "router.injection_buffer", 1, MAX_DEPTH)
 
     def latency_by_class(self) -> dict:
         if not isinstance(self.link_latency, tuple):

@@ -8,24 +8,56 @@ import jax.numpy as jnp
 
 from jaxnet.core.packets import N_FIELDS, N_QUEUE_FIELDS
 from jaxnet.sim.layout import Layout
+from jaxnet.sim.spec import MAX_DEPTH
 from jaxnet.sim.stats import Stats, empty_stats
+
+
+# A ring's three counters share one int32 word, first | taken << 10 | gone << 20, so that
+# a list of rings reads them with one gather and writes them with one scatter (three each
+# before: 1.7x slower for a release of 17k listed rings on one core). Each counter is at
+# most the ring's depth, which the router spec bounds by MAX_DEPTH packets.
+COUNTER_BITS = MAX_DEPTH.bit_length()
+TAKEN = 1 << COUNTER_BITS  # one packet more taken, in counter words
+GONE = 1 << 2 * COUNTER_BITS  # one packet more gone
+
+
+def pack_counters(first, taken, gone):
+    """int32 counter words of rings (`Rings.counters`)."""
+    return first | taken << COUNTER_BITS | gone << 2 * COUNTER_BITS
+
+
+def unpack_counters(word):
+    """(first, taken, gone) of counter words (`Rings.counters`)."""
+    return word & MAX_DEPTH, (word >> COUNTER_BITS) & MAX_DEPTH, word >> 2 * COUNTER_BITS
 
 
 class Rings(NamedTuple):
     """One FIFO ring of packet records per (port, VC), all of the same depth.
 
     slots: int32 [n * depth, fields] records; ring k owns rows k*depth .. k*depth+depth-1.
-    first: int32 [n] ring index of the oldest slot still taken.
-    taken: int32 [n] slots taken: packets waiting plus packets gone whose slot is not yet
-      free (its tail is still leaving, or the credit is still on its way upstream). The
-      upstream router sees `depth - taken` credits, so credits can never go negative.
-    gone: int32 [n] packets that left but whose slot is not yet free.
+    counters: int32 [n] three counters per ring (`pack_counters`):
+      first: ring index of the oldest slot still taken.
+      taken: slots taken: packets waiting plus packets gone whose slot is not yet free (its
+        tail is still leaving, or the credit is still on its way upstream). The upstream
+        router sees `depth - taken` credits, so credits can never go negative.
+      gone: packets that left but whose slot is not yet free.
+    The properties `first`, `taken` and `gone` unpack them for every ring.
     """
 
     slots: jnp.ndarray
-    first: jnp.ndarray
-    taken: jnp.ndarray
-    gone: jnp.ndarray
+    counters: jnp.ndarray
+
+    @property
+    def first(self):
+        return unpack_counters(self.counters)[0]
+
+    @property
+    def taken(self):
+        return unpack_counters(self.counters)[1]
+
+    @property
+    def gone(self):
+        return unpack_counters(self.counters)[2]
 
 
 class Watchdog(NamedTuple):
@@ -95,8 +127,7 @@ class SimState(NamedTuple):
 
 
 def _rings(n: int, depth: int, fields: int) -> Rings:
-    zeros = jnp.zeros(n, jnp.int32)
-    return Rings(jnp.zeros((n * depth, fields), jnp.int32), zeros, zeros, zeros)
+    return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32))
 
 
 def init_state(layout: Layout, key: jax.Array) -> SimState:

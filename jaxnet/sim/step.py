@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import phases
 from jaxnet.sim.layout import Layout, NetArrays
-from jaxnet.sim.rings import EVERY_RING, RingList, compact, compact_listed, pick, put, take_rows
+from jaxnet.sim.rings import EVERY_RING, RingList, compact, compact_listed, counters, pick, put, take_rows
 from jaxnet.sim.state import SimState, Sleep, Watchdog
 from jaxnet.sim.stats import Events, record
 from jaxnet.traffic.device import Traffic
@@ -129,8 +129,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         requests, granted, seed, t)
     sending = out_list
     if tier is not None:  # output rings with a packet to send: those listed, and those just filled
-        sending, n_sending = compact_listed(
-            out_list, out_kept & (outputs.taken[out_list.ids] > outputs.gone[out_list.ids]), tier[3])
+        _, taken, gone = counters(outputs, out_list.ids)
+        sending, n_sending = compact_listed(out_list, out_kept & (taken > gone), tier[3])
         filled_ring = jnp.where(filled, requests.out_vc, 0)
         sending = RingList(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(

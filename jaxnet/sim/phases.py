@@ -380,8 +380,9 @@ def choose_injection_vc(layout: Layout, inputs: Rings, q_head, seed, t):
     v_count, n_inj = layout.vcs, spec.injection_vcs
     vc_ids = jnp.arange(v_count)
     # the injection ports' VCs of every server: the last p ports of each router, a slice
-    per_port = inputs.taken.reshape(layout.routers, layout.ports_per_router, v_count)
-    taken = per_port[:, layout.ports:].reshape(layout.servers, v_count)
+    # (taken from the slice's counters, not from every ring's)
+    per_port = inputs.counters.reshape(layout.routers, layout.ports_per_router, v_count)
+    _, taken, _ = unpack_counters(per_port[:, layout.ports:].reshape(layout.servers, v_count))
     room = (taken < spec.injection_depth) & (vc_ids < n_inj)
     if spec.injection_policy == "dest":
         section = (q_head[:, pk.Q_DST] * n_inj) // layout.servers

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
+from jaxnet.core.gather import take_pair
 from jaxnet.core.rng import hash_words, uniform01
 from jaxnet.routing.base import (
     NOT_CANDIDATE,
@@ -43,7 +44,7 @@ class NextHopRouting(RoutingScheme):
         return int(self.routes(topo)[0].max())
 
     def candidates(self, tables, router, packets, ports):
-        words = tables.next_hop.at[router, packets[:, pk.DST_R]].get(mode="promise_in_bounds")
+        words = take_pair(tables.next_hop, router, packets[:, pk.DST_R])
         return Candidates(jnp.where(port_bits(words, ports), 0, NOT_CANDIDATE))
 
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
+from jaxnet.core.gather import take_pair
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, narrow_ints
 
 WEIGHTS = (0, 64, 80)
@@ -47,7 +48,7 @@ class Polarized(RoutingScheme):
 
     def candidates(self, tables, router, packets, ports):
         def distance(a, b):
-            return tables.distance[a, b].astype(jnp.int32)
+            return take_pair(tables.distance, a, b).astype(jnp.int32)
 
         source, target = packets[:, pk.SRC], packets[:, pk.DST_R]
         neighbor = tables.neighbor[router]

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxnet.core.gather import take_pair
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import phases
 from jaxnet.sim.layout import Layout, NetArrays
@@ -87,9 +88,7 @@ def awake_heads(layout: Layout, inputs, in_busy, sleep: Sleep, rose, in_list: Ri
         return movable
     ids = in_list.ids
     wait_vc = take_rows(sleep.wait_vc, ids)
-    # rose's (router, VC) rows by one flat index: on XLA:CPU 3x faster than a 2-D gather
-    rows = layout.router_of(ids) * rose.shape[1] + jnp.maximum(wait_vc, 0)
-    rose_here = take_rows(rose.reshape(-1, rose.shape[-1]), rows)
+    rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
     woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
     return movable & (woken | (wait_vc < 0))
 

@@ -1,6 +1,7 @@
 """Exact properties of the engine: zero-load latency, conservation, credits, determinism,
 batch invariance and no recompilation."""
 import jax
+import jax.numpy as jnp
 import networkx as nx
 import numpy as np
 import pytest
@@ -140,8 +141,6 @@ def test_bad_loads(small_rrg):
 
 
 def test_wide_counter_is_exact_past_int32():
-    import jax.numpy as jnp
-
     from jaxnet.sim.stats import wide_add
 
     counter = jnp.zeros(2, jnp.int32)
@@ -155,8 +154,6 @@ def test_histograms_count_what_numpy_counts():
     """vc_counts and record's hop histogram send the entries that add nothing out of bounds
     (a GPU serializes atomic adds to one address): they still count exactly what
     np.bincount counts, and drop VCs and bins out of range."""
-    import jax.numpy as jnp
-
     from jaxnet.core import packets as pk
     from jaxnet.sim.phases import vc_counts
     from jaxnet.sim.stats import Events, empty_stats, record
@@ -247,3 +244,25 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
         assert [short.resolved_sub_batch(large, 40, workers=w) for w in (1, 2)] == [2, 1]
     assert SimSpec(vmap_width=3).resolved_vmap_width(large) == 3
     assert SimSpec(sub_batch=5).resolved_sub_batch(layout, 40, workers=2) == 5
+
+
+def test_flat_gathers_and_scatters_match_indexing(monkeypatch):
+    """`take_pair` and `set_field` read and write what 2-D indexing does, by one flat index
+    and by the 2-D fallback for arrays too large for an int32 flat index."""
+    from jaxnet.core import gather
+    from jaxnet.sim import rings
+
+    rng = np.random.default_rng(0)
+    table = rng.integers(0, 100, (5, 7, 3)).astype(np.int32)
+    i, j = rng.integers(0, 5, (4, 6)), rng.integers(0, 7, (1, 6))
+    slots = rng.integers(0, 100, (9, 4)).astype(np.int32)
+    row, where, value = np.array([3, 0, 7, 5, 1]), np.array([1, 0, 1, 1, 0], bool), np.arange(5, dtype=np.int32)
+    expected = slots.copy()
+    for r, w, v in zip(row, where, value):
+        expected[r, 2] = v if w else expected[r, 2]
+    for limit in (2**31, 8):  # flat index, then the 2-D fallback
+        monkeypatch.setattr(gather, "FLAT_INDEX_LIMIT", limit)
+        monkeypatch.setattr(rings, "FLAT_INDEX_LIMIT", limit)
+        assert (np.asarray(gather.take_pair(jnp.asarray(table), i, j)) == table[i, j]).all()
+        assert (np.asarray(rings.take_field(jnp.asarray(slots), row, 2)) == slots[row, 2]).all()
+        assert (np.asarray(rings.set_field(jnp.asarray(slots), row, 2, where, value)) == expected).all()

@@ -86,12 +86,12 @@ def output_view(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings, o
     spec = layout.router
     size, v_count = spec.packet_size, layout.vcs
     out_vc = port * v_count + vc
-    _, taken, gone = unpack_counters(take_rows(outputs.counters, out_vc))
+    _, taken, gone = counters(outputs, out_vc)
     held = take_rows(out_held, out_vc)
     down_port = take_rows(net.out_down, port)
     has_down = down_port >= 0
     down = jnp.where(has_down, down_port * v_count + vc, 0)
-    first_down, taken_down, gone_down = unpack_counters(take_rows(inputs.counters, down))
+    first_down, taken_down, gone_down = counters(inputs, down)
     taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
     oldest_free = take_field(inputs.slots, down * layout.input_depth + first_down, pk.FREE_AT)
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)

@@ -246,9 +246,9 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     assert SimSpec(sub_batch=5).resolved_sub_batch(layout, 40, workers=2) == 5
 
 
-def test_flat_gathers_and_scatters_match_indexing(monkeypatch):
-    """`take_pair` and `set_field` read and write what 2-D indexing does, by one flat index
-    and by the 2-D fallback for arrays too large for an int32 flat index."""
+def test_flat_gathers_match_indexing(monkeypatch):
+    """`take_pair` reads what 2-D indexing does, by one flat index and by the 2-D fallback
+    for arrays too large for an int32 flat index."""
     from jaxnet.core import gather
     from jaxnet.sim import rings
 
@@ -256,13 +256,8 @@ def test_flat_gathers_and_scatters_match_indexing(monkeypatch):
     table = rng.integers(0, 100, (5, 7, 3)).astype(np.int32)
     i, j = rng.integers(0, 5, (4, 6)), rng.integers(0, 7, (1, 6))
     slots = rng.integers(0, 100, (9, 4)).astype(np.int32)
-    row, where, value = np.array([3, 0, 7, 5, 1]), np.array([1, 0, 1, 1, 0], bool), np.arange(5, dtype=np.int32)
-    expected = slots.copy()
-    for r, w, v in zip(row, where, value):
-        expected[r, 2] = v if w else expected[r, 2]
+    row = np.array([3, 0, 7, 5, 1])
     for limit in (2**31, 8):  # flat index, then the 2-D fallback
         monkeypatch.setattr(gather, "FLAT_INDEX_LIMIT", limit)
-        monkeypatch.setattr(rings, "FLAT_INDEX_LIMIT", limit)
         assert (np.asarray(gather.take_pair(jnp.asarray(table), i, j)) == table[i, j]).all()
         assert (np.asarray(rings.take_field(jnp.asarray(slots), row, 2)) == slots[row, 2]).all()
-        assert (np.asarray(rings.set_field(jnp.asarray(slots), row, 2, where, value)) == expected).all()

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
-from jaxnet.core.gather import FLAT_INDEX_LIMIT, take_pair, take_rows
+from jaxnet.core.gather import take_pair, take_rows
 from jaxnet.sim.state import GONE, TAKEN, Rings, pack_counters, unpack_counters
 
 
@@ -106,15 +106,6 @@ def take_field(slots, row, field: int):
     return take_pair(slots, row, field)
 
 
-def set_field(slots, row, field: int, where, value):
-    """slots with slots[row[k], field] = value[k] where where[k] (one flat index, as
-    `take_field`)."""
-    if slots.size >= FLAT_INDEX_LIMIT:
-        return slots.at[jnp.where(where, row, slots.shape[0]), field].set(value, **DROP)
-    flat = jnp.where(where, row * slots.shape[1] + field, slots.size)
-    return slots.reshape(-1).at[flat].set(value, **DROP).reshape(slots.shape)
-
-
 def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
@@ -141,7 +132,9 @@ def head_rows(rings: Rings, ids, depth: int):
 def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     """The listed rings' head packets (slot `row`) leave where `leaving`; their slots free
     at `free_at`."""
-    slots = set_field(rings.slots, row, pk.FREE_AT, leaving, free_at)
+    # A 2-D scatter, unlike the reads (`take_field`): written into the slots viewed flat, it
+    # made a cycle on a GPU twice as slow (H100, docs/benchmarks.md), and no faster on a CPU.
+    slots = rings.slots.at[jnp.where(leaving, row, rings.slots.shape[0]), pk.FREE_AT].set(free_at, **DROP)
     return Rings(slots, bump(rings.counters, ids, jnp.where(leaving, GONE, 0)))
 
 

@@ -86,6 +86,7 @@ class WarmedUp(NamedTuple):
     lists: tuple
     width: int | None
     tier: tuple | None
+    peak: Any  # the last chunk's most buffers listed in a cycle (`next_lists`' previous)
     first_chunk_s: float
     warmup_chunks: int
     warmup_s: float
@@ -129,14 +130,14 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
                                       first_lists(network.layout, lists, load))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm = [tier, next_lists(network.layout, lists, peak, tier)], 0
+    tiers, warm, previous = [tier, next_lists(network.layout, lists, peak, tier, 0)], 0, peak
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
         state, peak, tier = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
-        tiers.append(next_lists(network.layout, lists, peak, tier))
-        warm += 1
+        tiers.append(next_lists(network.layout, lists, peak, tier, previous))
+        warm, previous = warm + 1, peak
     jax.block_until_ready(state)
-    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], first, warm, time.perf_counter() - start,
+    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], peak, first, warm, time.perf_counter() - start,
                     sum(COMPILATIONS[compiled:]))
 
 
@@ -151,15 +152,15 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     warm = warmed_up(topology, routing, router, load, batch, chunk=chunk, warmup_chunks=warmup_chunks,
                      vmap_width=vmap_width, traffic=traffic, active_lists=active_lists, first_seed=first_seed)
     topo, network, params, state, lists, width = warm[:6]
-    walls, compiling_windows, tier = [], 0, warm.tier
+    walls, compiling_windows, tier, previous = [], 0, warm.tier, warm.peak
     list_changes = 0
     while len(walls) < repeats and compiling_windows <= MAX_COMPILING_WINDOWS:
         compiled, start = len(COMPILATIONS), time.perf_counter()
         for _ in range(chunks):
             state, peak, used = advance_chunk(network, params, state, chunk, width, lists, tier)
-            refit = next_lists(network.layout, lists, peak, used)
+            refit = next_lists(network.layout, lists, peak, used, previous)
             list_changes += (used != tier) + (refit != used)
-            tier = refit
+            tier, previous = refit, peak
         jax.block_until_ready(state)
         if len(COMPILATIONS) > compiled:
             compiling_windows += 1

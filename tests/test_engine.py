@@ -1,5 +1,7 @@
 """Exact properties of the engine: zero-load latency, conservation, credits, determinism,
 batch invariance and no recompilation."""
+import types
+
 import jax
 import jax.numpy as jnp
 import networkx as nx
@@ -206,8 +208,33 @@ def test_list_capacities_grow_with_headroom_and_rarely_change():
     assert fit_lists(steps, [19, 3], (40, 10)) == (40, 10)  # less than half, but 1.5 x 19 needs 40
     assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than half: shrinks
     assert fit_lists(steps, [90, 3], (80, 10)) == (100, 10)  # at most every ring
-    assert fit_lists(steps, [30, 3], (20, 10), grow=2.0) == (80, 10)  # an overflowed chunk's redo
     assert fit_lists(steps, [9, 3], (40, 10), slack=31) == (40, 10)  # a few unused entries: kept
+    assert fit_lists(steps, [9, 3], (40, 10), rising=[True, False]) == (40, 10)  # filling up: kept
+    assert fit_lists(steps, [35, 3], (40, 10), rising=[True, False]) == (80, 10)  # rising past it: grows
+
+
+def test_an_overflowed_chunk_grows_only_the_lists_that_overflowed():
+    """A chunk redone because a list overflowed grows that list to 2x its count and keeps the
+    others' capacities (growing every list cost a short RRG 720 run two more compilations)."""
+    from jaxnet.sim.run import overflow_lists
+
+    steps = ((10, 20, 40, 80, 100),) * 3
+    assert overflow_lists(steps, [30, 3, 12], (20, 10, 20)) == (80, 10, 20)
+    assert overflow_lists(steps, [30, 11, 12], (20, 10, 20)) == (80, 40, 20)
+
+
+def test_no_list_shrinks_while_the_network_fills_up():
+    """The first chunks of a run fill an empty network: their counts rise, and a list they
+    leave half empty is kept rather than shrunk and grown back (each capacity compiles)."""
+    from jaxnet.sim.run import next_lists
+
+    steps = ((10, 20, 40, 80, 100),) * 2
+    layout = types.SimpleNamespace(servers=0)
+    tier = (80, 40)
+    for previous, peak in (([0, 0], [20, 5]), ([20, 5], [30, 12]), ([30, 12], [35, 14])):
+        tier = next_lists(layout, steps, peak, tier, previous)
+        assert tier == (80, 40)
+    assert next_lists(layout, steps, [30, 12], tier, [35, 14]) == (80, 20)  # steady, list 1 mostly empty
 
 
 def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
@@ -219,7 +246,7 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
     lists = SimSpec(active_lists=[[1, 2, 4, 8, 16, 32, 64, 128, 256]] * 4).resolved_lists(layout)
     for load in (0.1, 0.5, 1.0):
         tier = first_lists(layout, lists, load)
-        assert next_lists(layout, lists, first_guess(layout, load), tier) == tier
+        assert next_lists(layout, lists, first_guess(layout, load), tier, first_guess(layout, load)) == tier
 
 
 def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):

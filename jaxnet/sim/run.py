@@ -140,19 +140,22 @@ GROW, SHRINK, SLACK = 1.5, 2, 0.25
 
 
 def fit_lists(lists: tuple, peak, current: tuple | None = None, grow: float = GROW,
-              slack: float = 0) -> tuple | None:
+              slack: float = 0, rising=None) -> tuple | None:
     """The list capacities for the next chunk given the counts `peak` of the last one: per
     list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it
-    (or leaves at most `slack` entries unused), else (and with no current) the smallest step
-    that holds `grow` x the count. None (every buffer every cycle) when there are no lists;
-    lists always beat visiting every buffer (RRG 720 at saturation: 7.5-12 ms a cycle
-    against 29 ms, docs/benchmarks.md)."""
+    (or leaves at most `slack` entries unused, or its count is `rising`: a network filling
+    up would grow it back), else (and with no current) the smallest step that holds `grow` x
+    the count. None (every buffer every cycle) when there are no lists; lists always beat
+    visiting every buffer (RRG 720 at saturation: 7.5-12 ms a cycle against 29 ms,
+    docs/benchmarks.md)."""
     if not lists:
         return None
     tier = []
     for i, (steps, count) in enumerate(zip(lists, np.asarray(peak))):
         fitted = next(k for k in steps if k >= min(grow * count, steps[-1]))
-        keep = current is not None and 1.25 * count <= current[i] <= max(SHRINK * count, count + slack)
+        holds = current is not None and 1.25 * count <= current[i]
+        used = current is not None and current[i] <= max(SHRINK * count, count + slack)
+        keep = holds and (used or (rising is not None and bool(rising[i])))
         tier.append(int(current[i]) if keep else int(fitted))
     return tuple(tier)
 
@@ -162,9 +165,20 @@ def first_lists(layout: Layout, lists: tuple, load: float) -> tuple | None:
     return fit_lists(lists, first_guess(layout, load), grow=1.25)
 
 
-def next_lists(layout: Layout, lists: tuple, peak, tier) -> tuple | None:
-    """The next chunk's list capacities after a chunk run with `tier` peaked at `peak`."""
-    return fit_lists(lists, peak, tier, slack=SLACK * layout.servers)
+def next_lists(layout: Layout, lists: tuple, peak, tier, previous) -> tuple | None:
+    """The next chunk's list capacities after a chunk run with `tier` peaked at `peak`;
+    `previous` the chunk before's peak (zeros after the first chunk: the network starts
+    empty). No list shrinks while its count rises: a short run's first chunks, which fill the
+    network, had shrunk lists that the next chunks grew back, each capacity a compilation."""
+    return fit_lists(lists, peak, tier, slack=SLACK * layout.servers,
+                     rising=np.asarray(peak) > np.asarray(previous))
+
+
+def overflow_lists(lists: tuple, peak, tier: tuple) -> tuple:
+    """Capacities to redo a chunk whose lists overflowed `tier`: a list that overflowed grows
+    to hold 2x its count; the others keep theirs (each capacity tuple is a compilation)."""
+    grown = fit_lists(lists, peak, grow=2.0)
+    return tuple(g if p > t else t for g, p, t in zip(grown, np.asarray(peak), tier))
 
 
 def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, lists: tuple, tier):
@@ -177,7 +191,7 @@ def advance_chunk(network: "Network", params, state, n_cycles: int, vmap_width, 
         peak = np.asarray(peak).max(axis=0)
         if tier is None or bool(np.all(peak <= np.asarray(tier))):
             return new_state, peak, tier
-        tier = fit_lists(lists, np.maximum(peak, tier), tier, grow=2.0)
+        tier = overflow_lists(lists, peak, tier)
 
 
 # Device memory a simulation needs, in multiples of its state: its input and output state
@@ -361,9 +375,10 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report(spec.chunk * done * n)
     compile_s = None
     tier = first_lists(network.layout, lists, max(load for load, _ in points))
+    previous = 0  # the peak of the chunk before: none, the network starts empty
     for i in range(done, chunks):
         state, peak, tier = advance_chunk(network, params, state, spec.chunk, width, lists, tier)
-        tier = next_lists(network.layout, lists, peak, tier)
+        tier, previous = next_lists(network.layout, lists, peak, tier, previous), peak
         if compile_s is None:
             compile_s = time.perf_counter() - start
         if spec.check_invariants:

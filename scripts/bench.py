@@ -59,6 +59,10 @@ SMALL = {
     "slimfly q=5 p=3": ({"name": "slimfly", "q": 5, "servers_per_router": 3}, "minimal", 2),
     "rrg 64/8 p=4": ({"name": "rrg", "routers": 64, "degree": 8, "seed": 1, "servers_per_router": 4}, "minimal", 3),
 }
+# By name, for the scripts that take a --network (profile.py, bench_ab.py).
+NETWORKS = {"rrg720": RRG720, "rrg1224": RRG1224, "df876": DF876, "hamming": SMALL["hamming 4x4 p=3"][0],
+            "dragonfly": SMALL["dragonfly a=4 h=2 p=2"][0], "slimfly": SMALL["slimfly q=5 p=3"][0],
+            "rrg64": SMALL["rrg 64/8 p=4"][0]}
 
 
 MAX_WARMUP_CHUNKS = 20  # chunks to reach the steady state before measuring (at most)

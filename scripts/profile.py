@@ -14,8 +14,9 @@ charged to its root operation's chain: it may also contain work from elsewhere (
 producers into their consumers, sometimes into several). Operations XLA made up without a
 source line are listed by their kind; on an accelerator, device time that is no operation of
 the module (copies and memsets the runtime added) is listed by its event name, so that no
-device time goes uncounted. Networks: `rrg720` (RRG 720/17/7, the papers') and
-the small ones of `scripts/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
+device time goes uncounted. Networks (`bench.NETWORKS`): `rrg720` (RRG 720/17/7, the
+papers'), `rrg1224`, `df876` (Dragonfly a=12 h=6, with --routing dragonfly_minimal) and the
+small ones of `scripts/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
 """
 from __future__ import annotations
 
@@ -33,9 +34,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the networks and the warm-up rule are the benchmarks')
 
-NETWORKS = {"rrg720": bench.RRG720, "hamming": bench.SMALL["hamming 4x4 p=3"][0],
-            "dragonfly": bench.SMALL["dragonfly a=4 h=2 p=2"][0], "slimfly": bench.SMALL["slimfly q=5 p=3"][0],
-            "rrg64": bench.SMALL["rrg 64/8 p=4"][0]}
 
 
 def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
@@ -73,7 +71,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
 
     from jaxnet.sim.run import advance_chunk, compiled_advance
 
-    warm = bench.warmed_up(NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
+    warm = bench.warmed_up(bench.NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
                            vmap_width=1 if batch == 1 else None)
     topo, network, params, state, lists, width = warm[:6]
     state, _, tier = advance_chunk(network, params, state, cycles, width, lists, warm.tier)  # compiled: the chunk profiled
@@ -136,7 +134,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--network", choices=sorted(NETWORKS), default="rrg720")
+    parser.add_argument("--network", choices=sorted(bench.NETWORKS), default="rrg720")
     parser.add_argument("--routing", default="minimal")
     parser.add_argument("--vcs", type=int, default=4)
     parser.add_argument("--load", type=float, default=0.5)

@@ -1,5 +1,8 @@
 """Every script under scripts/ imports against the current package (names they use exist)."""
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,3 +34,33 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
     assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
     assert report["operations_in_a_phase"] > 0.6 * report["operations_run"]
     assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])
+
+
+def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path):
+    """scripts/bench_ab.py takes each revision's engine from git, measures each in its own
+    process, and writes every measurement and the after / before ratio per case."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "ab.jsonl"
+    subprocess.run([sys.executable, str(root / "scripts" / "bench_ab.py"), "--before", "HEAD", "--network", "hamming",
+                    "--cases", "minimal:2:0.3", "--rounds", "1", "--mode", "alternate", "--chunk", "50",
+                    "--chunks", "1", "--repeats", "1", "--out", str(out)], check=True, cwd=tmp_path)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert [(row["revision"], row["commit"].rstrip("+")) for row in rows[:2]] == [("before", head), ("after", head)]
+    assert all(row["router_cycles_per_s"] > 0 and row["vcs"] == 2 for row in rows[:2])
+    summary = rows[2]
+    assert summary["after_over_before"] == [round(rows[1]["router_cycles_per_s"] / rows[0]["router_cycles_per_s"], 3)]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--cases", "minimal:4"], "--cases 'minimal:4': 'minimal:4' must be routing:vcs:load"),
+    (["--cases", "minimal:4:1.5"], "load in (0, 1]"),
+    (["--before", "no-such-revision"], "--before no-such-revision: not a commit of this repository"),
+    (["--rounds", "0"], "--rounds 0: must be at least 1"),
+])
+def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, str(root / "scripts" / "bench_ab.py"), *arguments, "--mode", "alternate"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,183 @@
+"""Two engines side by side: is a change to the engine faster? (docs/benchmarks.md)
+
+    python scripts/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
+                               [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
+                               [--rounds 2] [--mode auto] [--out outputs/bench/ab.jsonl]
+
+This machine's speed drifts by 15-30 % within minutes and once halved for a whole session,
+so a change to the engine is judged against the code before it, measured in the same
+minutes. Each revision's `jaxnet/` and `scripts/` are taken from git (`git archive`;
+`WORKTREE` is the checkout as it is now, uncommitted changes included), and each
+measurement (`bench.measure` of that revision: router-cycles/s of `--batch` simulations at
+the case's load after the warm-up, best of `--repeats` windows) runs in a fresh process
+that imports that revision's engine.
+
+`--mode side-by-side` (the default on a CPU with at least two cores) runs the two revisions
+at once, each pinned to its own core, then swapped in the next round, so that neither keeps
+the faster core or the quieter minutes; `alternate` (the default on an accelerator, or with
+one core) runs them one after the other, before first in even rounds and after first in odd
+ones. Every measurement is a line of JSON in `--out`, followed by one summary line per case:
+the ratio after / before of each round and their geometric mean (above 1: after is faster).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the networks are the benchmarks')
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKTREE = "WORKTREE"
+
+# One measurement in a fresh process: argv = revision root, core or "-", case (JSON). The
+# revision's own engine and bench come first on the path (the process runs in its root).
+MEASURE = """
+import json, os, sys
+root, core, case = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path[:0] = [root, os.path.join(root, "scripts")]
+if core != "-":
+    os.sched_setaffinity(0, {int(core)})
+import bench, jaxnet
+if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
+    raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
+row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"]}, case["load"],
+                    case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"])
+print(json.dumps(row))
+"""
+
+
+def git(*command: str) -> str:
+    return subprocess.run(["git", "-C", REPO, *command], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def checkout(revision: str, into: str) -> tuple[str, str]:
+    """(root holding the revision's jaxnet/ and scripts/, its short commit): the checkout
+    itself for WORKTREE ("+" when it has uncommitted changes), else extracted under `into`."""
+    head = git("rev-parse", "--short", "HEAD")
+    if revision == WORKTREE:
+        return REPO, head + ("+" if git("status", "--porcelain", "-uno", "--", "jaxnet", "scripts") else "")
+    commit = git("rev-parse", "--short", f"{revision}^{{commit}}")
+    root = os.path.join(into, commit)
+    os.makedirs(root, exist_ok=True)
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit, "jaxnet", "scripts"], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", root], stdin=archive.stdout, check=True)
+    if archive.wait():
+        raise RuntimeError(f"git archive {commit} failed")
+    return root, commit
+
+
+def start(root: str, core: int | None, case: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", MEASURE, root, "-" if core is None else str(core), json.dumps(case)],
+                            cwd=root, stdout=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen) -> dict:
+    out, _ = process.communicate()
+    if process.returncode:
+        raise RuntimeError(f"a measurement failed (exit {process.returncode}); its error is printed above")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def parse_cases(text: str) -> list[tuple[str, int, float]]:
+    """'routing:vcs:load,...' -> [(routing, vcs, load)], or a one-line error."""
+    cases = []
+    for item in text.split(","):
+        parts = item.split(":")
+        try:
+            routing, vcs, load = parts[0], int(parts[1]), float(parts[2])
+            assert len(parts) == 3 and routing and vcs >= 1 and 0 < load <= 1
+        except (IndexError, ValueError, AssertionError):
+            raise SystemExit(f"--cases {text!r}: {item!r} must be routing:vcs:load with vcs >= 1 and load in (0, 1]")
+        cases.append((routing, vcs, load))
+    return cases
+
+
+def default_mode() -> str:
+    """side-by-side on a CPU with two cores or more, else alternate (an accelerator is one
+    device: two processes on it would share it)."""
+    backend = subprocess.run([sys.executable, "-c", "import jax; print(jax.default_backend())"],
+                             capture_output=True, text=True).stdout.strip()
+    return "side-by-side" if backend == "cpu" and len(os.sched_getaffinity(0)) >= 2 else "alternate"
+
+
+def compare(args) -> list[dict]:
+    """Every case, every round, both revisions: the rows, then a summary per case."""
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    rows, summaries = [], []
+    with tempfile.TemporaryDirectory() as into:
+        revisions = {"before": checkout(args.before, into), "after": checkout(args.after, into)}
+        for routing, vcs, load in parse_cases(args.cases):
+            case = {"topology": bench.NETWORKS[args.network], "routing": routing, "vcs": vcs, "load": load,
+                    "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats}
+            speeds = {"before": [], "after": []}
+            for round_ in range(args.rounds):
+                order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
+                if args.mode == "side-by-side":
+                    running = {name: (core, start(revisions[name][0], core, case)) for name, core in zip(order, cores)}
+                    try:
+                        measured = {name: (core, finish(process)) for name, (core, process) in running.items()}
+                    finally:  # one failed: the other does not run on alone
+                        for _, process in running.values():
+                            process.kill()
+                else:
+                    measured = {name: (None, finish(start(revisions[name][0], None, case))) for name in order}
+                for name in order:
+                    core, row = measured[name]
+                    speeds[name].append(row["router_cycles_per_s"])
+                    rows.append({"revision": name, "commit": revisions[name][1], "round": round_, "core": core,
+                                 "network": args.network, "routing": routing, "vcs": vcs, "load": load,
+                                 **{k: row.get(k) for k in ("batch", "router_cycles_per_s", "router_cycles_per_s_median",
+                                                            "compile_s", "peak_device_bytes")}})
+                    print(json.dumps(rows[-1]), flush=True)
+            ratios = [a / b for a, b in zip(speeds["after"], speeds["before"])]
+            summaries.append({"summary": f"{args.network} {routing} {vcs} VCs, load {load}, batch {args.batch}",
+                              "before": revisions["before"][1], "after": revisions["after"][1], "mode": args.mode,
+                              "after_over_before": [round(r, 3) for r in ratios],
+                              "geometric_mean": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3)})
+            print(json.dumps(summaries[-1]), flush=True)
+    return rows + summaries
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", default="HEAD", help="a git revision, or WORKTREE")
+    parser.add_argument("--after", default=WORKTREE, help="a git revision, or WORKTREE (the checkout as it is)")
+    parser.add_argument("--network", default="rrg720", choices=sorted(bench.NETWORKS))
+    parser.add_argument("--cases", default="minimal:4:0.5,polarized:13:0.5", help="routing:vcs:load,...")
+    parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together")
+    parser.add_argument("--rounds", type=int, default=2, help="measurements of each revision per case")
+    parser.add_argument("--mode", choices=("auto", "side-by-side", "alternate"), default="auto")
+    parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")
+    parser.add_argument("--chunks", type=int, default=3, help="chunks per measured window")
+    parser.add_argument("--repeats", type=int, default=3, help="windows per measurement (the best is kept)")
+    parser.add_argument("--out", default="outputs/bench/ab.jsonl")
+    args = parser.parse_args()
+    for name in ("batch", "rounds", "chunk", "chunks", "repeats"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
+    if shutil.which("git") is None:
+        parser.error("git is needed to take the revisions' engines")
+    for name in ("before", "after"):
+        revision = getattr(args, name)
+        if revision != WORKTREE and subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet",
+                                                    f"{revision}^{{commit}}"], capture_output=True).returncode:
+            parser.error(f"--{name} {revision}: not a commit of this repository (a git revision, or {WORKTREE})")
+    if args.mode == "auto":
+        args.mode = default_mode()
+    parse_cases(args.cases)
+    rows = compare(args)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
+        f.writelines(json.dumps(row) + "\n" for row in rows)
+    os.replace(args.out + ".tmp", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -78,13 +78,6 @@ def start(root: str, core: int | None, case: dict) -> subprocess.Popen:
                             cwd=root, stdout=subprocess.PIPE, text=True)
 
 
-def finish(process: subprocess.Popen) -> dict:
-    out, _ = process.communicate()
-    if process.returncode:
-        raise RuntimeError(f"a measurement failed (exit {process.returncode}); its error is printed above")
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def parse_cases(text: str) -> list[tuple[str, int, float]]:
     """'routing:vcs:load,...' -> [(routing, vcs, load)], or a one-line error."""
     cases = []
@@ -122,12 +115,12 @@ def compare(args) -> list[dict]:
                 if args.mode == "side-by-side":
                     running = {name: (core, start(revisions[name][0], core, case)) for name, core in zip(order, cores)}
                     try:
-                        measured = {name: (core, finish(process)) for name, (core, process) in running.items()}
+                        measured = {name: (core, bench.result(process)) for name, (core, process) in running.items()}
                     finally:  # one failed: the other does not run on alone
                         for _, process in running.values():
                             process.kill()
                 else:
-                    measured = {name: (None, finish(start(revisions[name][0], None, case))) for name in order}
+                    measured = {name: (None, bench.result(start(revisions[name][0], None, case))) for name in order}
                 for name in order:
                     core, row = measured[name]
                     speeds[name].append(row["router_cycles_per_s"])

@@ -16,8 +16,13 @@ that imports that revision's engine.
 at once, each pinned to its own core, then swapped in the next round, so that neither keeps
 the faster core or the quieter minutes; `alternate` (the default on an accelerator, or with
 one core) runs them one after the other, before first in even rounds and after first in odd
-ones. Every measurement is a line of JSON in `--out`, followed by one summary line per case:
-the ratio after / before of each round and their geometric mean (above 1: after is faster).
+ones. `interleaved` warms both up once, in two processes on one core (or one accelerator),
+and then lets them take turns: each round is one window of each, the order alternating, so
+that the two windows of a round are seconds apart and never run at once. It is the finest of
+the three where the machine's speed drifts within minutes (a 5 % change, invisible to the
+other modes on this machine, shows in 10 rounds). Every measurement is a line of JSON in
+`--out`, followed by one summary line per case: the ratio after / before of each round and
+their geometric mean (above 1: after is faster).
 """
 from __future__ import annotations
 
@@ -53,6 +58,36 @@ print(json.dumps(row))
 """
 
 
+# Interleaved: argv = revision root, core or "-", case (JSON). Warms up, prints a line, then
+# measures one window of `chunks` chunks per line read from stdin (until it closes) and prints
+# its router-cycles/s, and whether XLA compiled during it (such a window is measured again).
+TURNS = """
+import json, os, sys, time
+root, core, case = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path[:0] = [root, os.path.join(root, "scripts")]
+if core != "-":
+    os.sched_setaffinity(0, {int(core)})
+import bench, jax, jaxnet
+from jaxnet.sim.run import advance_chunk, next_lists
+if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
+    raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
+warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"]}, case["load"],
+                       case["batch"], chunk=case["chunk"])
+network, params, state, lists, width = warm.network, warm.params, warm.state, warm.lists, warm.width
+tier, previous = warm.tier, warm.peak
+cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
+print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)
+for _ in sys.stdin:
+    compiled, start = len(bench.COMPILATIONS), time.perf_counter()
+    for _ in range(case["chunks"]):
+        state, peak, used = advance_chunk(network, params, state, case["chunk"], width, lists, tier)
+        tier, previous = next_lists(network.layout, lists, peak, used, previous), peak
+    jax.block_until_ready(state)
+    print(json.dumps({"router_cycles_per_s": round(cycles / (time.perf_counter() - start)),
+                      "compiled": len(bench.COMPILATIONS) > compiled}), flush=True)
+"""
+
+
 def git(*command: str) -> str:
     return subprocess.run(["git", "-C", REPO, *command], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -73,9 +108,51 @@ def checkout(revision: str, into: str) -> tuple[str, str]:
     return root, commit
 
 
-def start(root: str, core: int | None, case: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", MEASURE, root, "-" if core is None else str(core), json.dumps(case)],
-                            cwd=root, stdout=subprocess.PIPE, text=True)
+def start(root: str, core: int | None, case: dict, code: str = MEASURE) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code, root, "-" if core is None else str(core), json.dumps(case)],
+                            cwd=root, stdin=subprocess.PIPE if code is TURNS else None, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def window(process: subprocess.Popen) -> dict:
+    """One measured window of an interleaved process (`TURNS`)."""
+    process.stdin.write("\n")
+    process.stdin.flush()
+    return turn_reply(process)
+
+
+def turn_reply(process: subprocess.Popen) -> dict:
+    line = process.stdout.readline()
+    if not line:
+        raise RuntimeError(f"benchmark process failed (exit {process.wait()})")
+    return json.loads(line)
+
+
+def interleaved(revisions: dict, case: dict, rounds: int, core: int | None) -> list[tuple[int, dict]]:
+    """(round, {revision: router-cycles/s}) for `rounds` rounds of one window each, the two
+    processes on one core taking turns; a window during which XLA compiled is measured again
+    (at most MAX_COMPILING_WINDOWS times per round)."""
+    running = {name: start(root, core, case, TURNS) for name, (root, _) in revisions.items()}
+    try:
+        for process in running.values():
+            turn_reply(process)  # warmed up
+        measured = []
+        for round_ in range(rounds):
+            order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
+            speeds = {}
+            for name in order:
+                for _ in range(bench.MAX_COMPILING_WINDOWS + 1):
+                    reply = window(running[name])
+                    if not reply["compiled"]:
+                        speeds[name] = reply["router_cycles_per_s"]
+                        break
+                else:
+                    raise RuntimeError(f"{name}: every window compiled; no steady state to measure")
+            measured.append((round_, speeds))
+        return measured
+    finally:
+        for process in running.values():
+            process.kill()
 
 
 def parse_cases(text: str) -> list[tuple[str, int, float]]:
@@ -92,12 +169,16 @@ def parse_cases(text: str) -> list[tuple[str, int, float]]:
     return cases
 
 
+def on_cpu() -> bool:
+    """Whether JAX runs on the CPU here (asked in a fresh process: this one never imports it)."""
+    return subprocess.run([sys.executable, "-c", "import jax; print(jax.default_backend())"],
+                          capture_output=True, text=True).stdout.strip() == "cpu"
+
+
 def default_mode() -> str:
     """side-by-side on a CPU with two cores or more, else alternate (an accelerator is one
     device: two processes on it would share it)."""
-    backend = subprocess.run([sys.executable, "-c", "import jax; print(jax.default_backend())"],
-                             capture_output=True, text=True).stdout.strip()
-    return "side-by-side" if backend == "cpu" and len(os.sched_getaffinity(0)) >= 2 else "alternate"
+    return "side-by-side" if on_cpu() and len(os.sched_getaffinity(0)) >= 2 else "alternate"
 
 
 def compare(args) -> list[dict]:
@@ -110,7 +191,16 @@ def compare(args) -> list[dict]:
             case = {"topology": bench.NETWORKS[args.network], "routing": routing, "vcs": vcs, "load": load,
                     "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats}
             speeds = {"before": [], "after": []}
-            for round_ in range(args.rounds):
+            if args.mode == "interleaved":
+                for round_, measured in interleaved(revisions, case, args.rounds, cores[0] if on_cpu() else None):
+                    for name in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
+                        speeds[name].append(measured[name])
+                        rows.append({"revision": name, "commit": revisions[name][1], "round": round_,
+                                     "core": cores[0] if on_cpu() else None, "network": args.network,
+                                     "routing": routing, "vcs": vcs, "load": load, "batch": args.batch,
+                                     "router_cycles_per_s": measured[name]})
+                        print(json.dumps(rows[-1]), flush=True)
+            for round_ in range(args.rounds if args.mode != "interleaved" else 0):
                 order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
                 if args.mode == "side-by-side":
                     running = {name: (core, start(revisions[name][0], core, case)) for name, core in zip(order, cores)}
@@ -146,7 +236,7 @@ def main():
     parser.add_argument("--cases", default="minimal:4:0.5,polarized:13:0.5", help="routing:vcs:load,...")
     parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together")
     parser.add_argument("--rounds", type=int, default=2, help="measurements of each revision per case")
-    parser.add_argument("--mode", choices=("auto", "side-by-side", "alternate"), default="auto")
+    parser.add_argument("--mode", choices=("auto", "side-by-side", "alternate", "interleaved"), default="auto")
     parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")
     parser.add_argument("--chunks", type=int, default=3, help="chunks per measured window")
     parser.add_argument("--repeats", type=int, default=3, help="windows per measurement (the best is kept)")

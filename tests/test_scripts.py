@@ -36,13 +36,15 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
     assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])
 
 
-def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path):
+@pytest.mark.parametrize("mode", ["alternate", "interleaved"])
+def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
     """scripts/bench_ab.py takes each revision's engine from git, measures each in its own
-    process, and writes every measurement and the after / before ratio per case."""
+    process (one after the other, or taking turns window by window), and writes every
+    measurement and the after / before ratio per case."""
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "ab.jsonl"
     subprocess.run([sys.executable, str(root / "scripts" / "bench_ab.py"), "--before", "HEAD", "--network", "hamming",
-                    "--cases", "minimal:2:0.3", "--rounds", "1", "--mode", "alternate", "--chunk", "50",
+                    "--cases", "minimal:2:0.3", "--rounds", "1", "--mode", mode, "--chunk", "50",
                     "--chunks", "1", "--repeats", "1", "--out", str(out)], check=True, cwd=tmp_path)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,

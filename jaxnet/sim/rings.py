@@ -11,8 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxnet.core import packets as pk
-from jaxnet.core.gather import take_pair, take_rows
+from jaxnet.core.gather import take_rows
 from jaxnet.sim.state import GONE, TAKEN, Rings, pack_counters, unpack_counters
 
 
@@ -101,23 +100,18 @@ def counters(rings: Rings, ids):
     return unpack_counters(pick(rings.counters, ids))
 
 
-def take_field(slots, row, field: int):
-    """slots[row, field] for rows known to be in bounds: one field of some records."""
-    return take_pair(slots, row, field)
-
-
 def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
 
 def release(rings: Rings, listed: RingList, cycle, depth: int) -> tuple[Rings, jnp.ndarray]:
-    """(rings after freeing the oldest gone slot of the listed rings whose FREE_AT has come,
+    """(rings after freeing the oldest gone slot of the listed rings whose `free_at` has come,
     bool [K] the listed ring still holds a slot). One per cycle suffices: packets leave a
     ring at most once per cycle. New counters are written from the values read, so XLA
     orders every read before the write instead of copying the array."""
     ids = listed.ids
     first, taken, gone = counters(rings, ids)
-    oldest = take_field(rings.slots, ring_ids(rings, ids) * depth + first, pk.FREE_AT)
+    oldest = take_rows(rings.free_at, ring_ids(rings, ids) * depth + first)
     free = listed.valid & (gone > 0) & (oldest <= cycle)
     freed = pack_counters(_wrap(first + 1, depth), taken - 1, gone - 1)
     return rings._replace(counters=put(rings.counters, ids, free, freed)), listed.valid & (taken > free)
@@ -132,21 +126,24 @@ def head_rows(rings: Rings, ids, depth: int):
 def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     """The listed rings' head packets (slot `row`) leave where `leaving`; their slots free
     at `free_at`."""
-    # A 2-D scatter, unlike the reads (`take_field`): written into the slots viewed flat, it
-    # made a cycle on a GPU twice as slow (H100, docs/benchmarks.md), and no faster on a CPU.
-    slots = rings.slots.at[jnp.where(leaving, row, rings.slots.shape[0]), pk.FREE_AT].set(free_at, **DROP)
-    return Rings(slots, bump(rings.counters, ids, jnp.where(leaving, GONE, 0)))
+    free_at = rings.free_at.at[jnp.where(leaving, row, rings.free_at.shape[0])].set(free_at, **DROP)
+    return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)
 
 
-def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.ndarray]:
+def push(rings: Rings, ring, valid, records, depth: int, ready=None) -> tuple[Rings, jnp.ndarray]:
     """(rings with records [m, F] appended to rings `ring` [m] where `valid`, at most one
-    per ring; bool [m] the ring held nothing before)."""
+    per ring, their heads in the buffer from cycle `ready` (int32 [m]; None for rings
+    without slot times); bool [m] the ring held nothing before)."""
     safe = jnp.where(valid, ring, 0)
     word = take_rows(rings.counters, safe)
     first, taken, _ = unpack_counters(word)
     row = safe * depth + _wrap(first + taken, depth)
-    slots = rings.slots.at[jnp.where(valid, row, rings.slots.shape[0])].set(records, **DROP)
-    return Rings(slots, put(rings.counters, ring, valid, word + TAKEN)), taken == 0
+    at = jnp.where(valid, row, rings.slots.shape[0])
+    rings = rings._replace(slots=rings.slots.at[at].set(records, **DROP),
+                           counters=put(rings.counters, ring, valid, word + TAKEN))
+    if ready is not None:
+        rings = rings._replace(ready=rings.ready.at[at].set(jnp.broadcast_to(ready, at.shape), **DROP))
+    return rings, taken == 0
 
 
 def pop_front(rings: Rings, leaving, depth: int) -> Rings:

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core import packets as pk
 from jaxnet.core.validate import require
 from jaxnet.routing import RoutingScheme, build_routing, vc_policy
 from jaxnet.sim.layout import Layout, NetArrays, build_net_arrays
@@ -300,7 +301,7 @@ def stuck_buffers(network: "Network", state, index: int, limit: int = 4) -> list
         port, vc = divmod(rest, layout.vcs)
         kind = "injection port" if port >= layout.ports else "port"
         out.append(f"router {router} {kind} {port} VC {vc} ({int(taken[ring] - gone[ring])} waiting, "
-                   f"head for router {int(slots[row, 1])})")
+                   f"head for router {int(slots[row, pk.DST_R])})")
     return out
 
 

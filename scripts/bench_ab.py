@@ -19,8 +19,9 @@ one core) runs them one after the other, before first in even rounds and after f
 ones. `interleaved` warms both up once, in two processes on one core (or one accelerator),
 and then lets them take turns: each round is one window of each, the order alternating, so
 that the two windows of a round are seconds apart and never run at once. It is the finest of
-the three where the machine's speed drifts within minutes (a 5 % change, invisible to the
-other modes on this machine, shows in 10 rounds). Every measurement is a line of JSON in
+the three where the machine's speed drifts within minutes: a 10 % change that side-by-side
+rounds could not tell from noise showed in 24 rounds of one 200-cycle window each
+(docs/benchmarks.md). Every measurement is a line of JSON in
 `--out`, followed by one summary line per case: the ratio after / before of each round and
 their geometric mean (above 1: after is faster).
 """
@@ -128,31 +129,50 @@ def turn_reply(process: subprocess.Popen) -> dict:
     return json.loads(line)
 
 
-def interleaved(revisions: dict, case: dict, rounds: int, core: int | None) -> list[tuple[int, dict]]:
-    """(round, {revision: router-cycles/s}) for `rounds` rounds of one window each, the two
-    processes on one core taking turns; a window during which XLA compiled is measured again
-    (at most MAX_COMPILING_WINDOWS times per round)."""
+def order_of(round_: int) -> list[str]:
+    """Which revision goes first in a round: before in even rounds, after in odd ones."""
+    return ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
+
+
+def interleaved(revisions: dict, case: dict, rounds: int, core: int | None):
+    """Per round, {revision: (core, {"router_cycles_per_s": ...})}: one window of each, the two
+    processes on one core (or accelerator) taking turns; a window during which XLA compiled
+    is measured again (at most MAX_COMPILING_WINDOWS times per round)."""
     running = {name: start(root, core, case, TURNS) for name, (root, _) in revisions.items()}
     try:
         for process in running.values():
             turn_reply(process)  # warmed up
-        measured = []
         for round_ in range(rounds):
-            order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
-            speeds = {}
-            for name in order:
+            measured = {}
+            for name in order_of(round_):
                 for _ in range(bench.MAX_COMPILING_WINDOWS + 1):
                     reply = window(running[name])
                     if not reply["compiled"]:
-                        speeds[name] = reply["router_cycles_per_s"]
+                        measured[name] = (core, reply)
                         break
                 else:
                     raise RuntimeError(f"{name}: every window compiled; no steady state to measure")
-            measured.append((round_, speeds))
-        return measured
+            yield measured
     finally:
         for process in running.values():
             process.kill()
+
+
+def fresh_processes(revisions: dict, case: dict, rounds: int, cores: list[int] | None):
+    """Per round, {revision: (core, the revision's `bench.measure` row)}: each revision in a
+    fresh process, both at once on their own cores (`cores`, swapped every round) or one
+    after the other (None)."""
+    for round_ in range(rounds):
+        order = order_of(round_)
+        if cores is None:
+            yield {name: (None, bench.result(start(revisions[name][0], None, case))) for name in order}
+            continue
+        running = {name: (core, start(revisions[name][0], core, case)) for name, core in zip(order, cores)}
+        try:
+            yield {name: (core, bench.result(process)) for name, (core, process) in running.items()}
+        finally:  # one failed: the other does not run on alone
+            for _, process in running.values():
+                process.kill()
 
 
 def parse_cases(text: str) -> list[tuple[str, int, float]]:
@@ -175,14 +195,15 @@ def on_cpu() -> bool:
                           capture_output=True, text=True).stdout.strip() == "cpu"
 
 
-def default_mode() -> str:
+def default_mode(cpu: bool) -> str:
     """side-by-side on a CPU with two cores or more, else alternate (an accelerator is one
     device: two processes on it would share it)."""
-    return "side-by-side" if on_cpu() and len(os.sched_getaffinity(0)) >= 2 else "alternate"
+    return "side-by-side" if cpu and len(os.sched_getaffinity(0)) >= 2 else "alternate"
 
 
-def compare(args) -> list[dict]:
-    """Every case, every round, both revisions: the rows, then a summary per case."""
+def compare(args, cpu: bool) -> list[dict]:
+    """Every case, every round, both revisions: the rows, then a summary per case (`cpu`:
+    JAX runs on the CPU, where interleaved processes are pinned to the first core)."""
     cores = sorted(os.sched_getaffinity(0))[:2]
     rows, summaries = [], []
     with tempfile.TemporaryDirectory() as into:
@@ -192,32 +213,18 @@ def compare(args) -> list[dict]:
                     "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":
-                for round_, measured in interleaved(revisions, case, args.rounds, cores[0] if on_cpu() else None):
-                    for name in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
-                        speeds[name].append(measured[name])
-                        rows.append({"revision": name, "commit": revisions[name][1], "round": round_,
-                                     "core": cores[0] if on_cpu() else None, "network": args.network,
-                                     "routing": routing, "vcs": vcs, "load": load, "batch": args.batch,
-                                     "router_cycles_per_s": measured[name]})
-                        print(json.dumps(rows[-1]), flush=True)
-            for round_ in range(args.rounds if args.mode != "interleaved" else 0):
-                order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
-                if args.mode == "side-by-side":
-                    running = {name: (core, start(revisions[name][0], core, case)) for name, core in zip(order, cores)}
-                    try:
-                        measured = {name: (core, bench.result(process)) for name, (core, process) in running.items()}
-                    finally:  # one failed: the other does not run on alone
-                        for _, process in running.values():
-                            process.kill()
-                else:
-                    measured = {name: (None, bench.result(start(revisions[name][0], None, case))) for name in order}
-                for name in order:
+                rounds = interleaved(revisions, case, args.rounds, cores[0] if cpu else None)
+            else:
+                rounds = fresh_processes(revisions, case, args.rounds, cores if args.mode == "side-by-side" else None)
+            for round_, measured in enumerate(rounds):
+                for name in order_of(round_):
                     core, row = measured[name]
                     speeds[name].append(row["router_cycles_per_s"])
                     rows.append({"revision": name, "commit": revisions[name][1], "round": round_, "core": core,
                                  "network": args.network, "routing": routing, "vcs": vcs, "load": load,
-                                 **{k: row.get(k) for k in ("batch", "router_cycles_per_s", "router_cycles_per_s_median",
-                                                            "compile_s", "peak_device_bytes")}})
+                                 "batch": args.batch,
+                                 **{k: row.get(k) for k in ("router_cycles_per_s", "router_cycles_per_s_median",
+                                                            "compile_s", "peak_device_bytes") if k in row}})
                     print(json.dumps(rows[-1]), flush=True)
             ratios = [a / b for a, b in zip(speeds["after"], speeds["before"])]
             summaries.append({"summary": f"{args.network} {routing} {vcs} VCs, load {load}, batch {args.batch}",
@@ -252,10 +259,11 @@ def main():
         if revision != WORKTREE and subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet",
                                                     f"{revision}^{{commit}}"], capture_output=True).returncode:
             parser.error(f"--{name} {revision}: not a commit of this repository (a git revision, or {WORKTREE})")
+    cpu = on_cpu()
     if args.mode == "auto":
-        args.mode = default_mode()
+        args.mode = default_mode(cpu)
     parse_cases(args.cases)
-    rows = compare(args)
+    rows = compare(args, cpu)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out + ".tmp", "w") as f:
         f.writelines(json.dumps(row) + "\n" for row in rows)

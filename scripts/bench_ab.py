@@ -68,6 +68,7 @@ root, core, case = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 sys.path[:0] = [root, os.path.join(root, "scripts")]
 if core != "-":
     os.sched_setaffinity(0, {int(core)})
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # two processes share an accelerator
 import bench, jax, jaxnet
 from jaxnet.sim.run import advance_chunk, next_lists
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):

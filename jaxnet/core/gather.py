@@ -4,7 +4,8 @@ A gather with a two-dimensional index (table[i, j], slots[row, field]) runs 2-3x
 XLA:CPU than the same gather by one flat index into the array viewed as rows (17k reads:
 121 against 55 us for slots[row, field]; docs/benchmarks.md). Indices must be in bounds:
 these gathers skip XLA's clamping and the wrap-around of negative indices. Scatters stay 2-D:
-the one written by a flat index halved a GPU's speed (`jaxnet.sim.rings.pop_heads`).
+one written by a flat index halved a GPU's speed (the slots' free times, before they moved out
+of the records: docs/benchmarks.md "GPU: one H100").
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
 from jaxnet.core import rng
+from jaxnet.core.gather import take_pair
 from jaxnet.routing import vc_policy
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.sim import keys
@@ -281,7 +282,7 @@ def take_port(routing: RoutingScheme, tables, net: NetArrays, router, packets, p
     hop counters first, then the scheme's own update (which may start a new phase)."""
     hop = port >= 0
     width = net.port_class.shape[1]
-    crossed = hop & (net.port_class[router, jnp.clip(port, 0, width - 1)] > 0)
+    crossed = hop & (take_pair(net.port_class, router, jnp.clip(port, 0, width - 1)) > 0)
     packets = packets.at[:, pk.HOPS].add(hop.astype(jnp.int32))
     packets = packets.at[:, pk.CLASS_HOPS].add(crossed.astype(jnp.int32))
     return routing.on_hop(tables, router, packets, port)
@@ -404,7 +405,7 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     spec = layout.router
     v_count, s_count, q_depth = layout.vcs, layout.servers, spec.source_queue
     servers = jnp.arange(s_count)
-    q_head = queue.slots[servers * q_depth + queue.first]
+    q_head = take_rows(queue.slots, servers * q_depth + queue.first)
     inject_vc = choose_injection_vc(layout, inputs, q_head, seed, t)
     injected = (server_busy <= t) & (queue.taken > 0) & (inject_vc < v_count)
     src_router = servers // layout.servers_per_router
@@ -414,7 +415,7 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     new = new.at[:, pk.INJECTED].set(t + 1)
     new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
     new = routing.at_injection(tables, src_router, new, rng.random_bits(seed, t, rng.RNG_INJECT, s_count))
-    ring = net.inject_vc[servers, jnp.minimum(inject_vc, v_count - 1)]
+    ring = take_pair(net.inject_vc, servers, jnp.minimum(inject_vc, v_count - 1))
     inputs, was_empty = push(inputs, ring, injected, new, layout.input_depth, t + 1)
     queue = pop_front(queue, injected, q_depth)
     server_busy = jnp.where(injected, t + spec.packet_size, server_busy)

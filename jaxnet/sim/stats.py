@@ -104,7 +104,9 @@ class Events(NamedTuple):
 def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, measure) -> Stats:
     """The statistics after one cycle's events (t: the cycle; size: packet phits)."""
     in_window = lambda c: (c >= warmup) & (c < warmup + measure)  # noqa: E731
-    servers = stats.consumed.shape[0]
+    # entries that count nothing go out of bounds (dropped): a GPU serializes atomic adds to one
+    # address, and most listed output rings send nothing in a cycle
+    servers, out_ports = stats.consumed.shape[0], stats.link_packets.shape[0]
     sent = events.sent
     done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
     counted = events.to_server & in_window(done)
@@ -121,8 +123,8 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
         hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(1, mode="drop")),
-        link_packets=stats.link_packets.at[events.port].add(
-            (events.to_router & window_now).astype(jnp.int32), mode="drop"),
+        link_packets=stats.link_packets.at[jnp.where(events.to_router & window_now, events.port, out_ports)].add(
+            1, mode="drop"),
         input_occupancy=wide_add(stats.input_occupancy, events.waiting[0] * window_i),
         output_occupancy=wide_add(stats.output_occupancy, events.waiting[1] * window_i),
         no_route=wide_add(stats.no_route, jnp.sum(events.no_route, dtype=jnp.int32) * window_i),

@@ -132,8 +132,8 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
 
 def push(rings: Rings, ring, valid, records, depth: int, ready=None) -> tuple[Rings, jnp.ndarray]:
     """(rings with records [m, F] appended to rings `ring` [m] where `valid`, at most one
-    per ring, their heads in the buffer from cycle `ready` (int32 [m]; None for rings
-    without slot times); bool [m] the ring held nothing before)."""
+    per ring, their heads in the buffer from cycle `ready` (int32 [m] or one cycle for all;
+    None for rings without slot times); bool [m] the ring held nothing before)."""
     safe = jnp.where(valid, ring, 0)
     word = take_rows(rings.counters, safe)
     first, taken, _ = unpack_counters(word)

@@ -15,9 +15,9 @@ Work follows the packets: the input-side phases take the list of occupied input 
 cycle costs in proportion to the buffers in use, not to routers x ports x VCs.
 Shapes: K entries of a ring list (in_vcs or out_vcs for every ring); S servers; F packet
 fields; P network ports. Times are cycles. Phit timing lives in timestamps: a head that
-reaches a buffer at cycle `Rings.ready` may move on in that same cycle (virtual
-cut-through), a link or crossbar stays busy for the packet's length, and slots free when
-the tail leaves (`Rings.free_at`).
+reaches a buffer at cycle READY may move on in that same cycle (virtual cut-through), a
+link or crossbar stays busy for the packet's length, and slots free when the tail leaves
+(`Rings.free_at`).
 """
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def movable_heads(layout: Layout, inputs: Rings, in_busy, in_list: RingList, t):
     """(slot row of each listed input ring's head, bool [K] the head may move this cycle:
     waiting, arrived (router latency included) and its input VC free)."""
     row, waiting = head_rows(inputs, in_list.ids, layout.input_depth)
-    arrived = take_rows(inputs.ready, row) + layout.router.router_latency <= t
+    arrived = take_pair(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
     return row, in_list.valid & waiting & arrived & (pick(in_busy, in_list.ids) <= t)
 
 
@@ -299,14 +299,14 @@ def transfer(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inp
     the routing fields of heads that stayed stuck at the head of an injection buffer."""
     spec = layout.router
     ids, head, ring = in_list.ids, requests.head, requests.ring
-    tail_out = jnp.maximum(t + spec.transfer_cycles - 1, take_rows(inputs.ready, requests.row) + spec.packet_size - 1)
+    tail_out = jnp.maximum(t + spec.transfer_cycles - 1, head[:, pk.READY] + spec.packet_size - 1)
     inputs = pop_heads(inputs, ids, requests.row, granted, tail_out + 1 + pick(net.in_latency, ids))
     in_busy = put(in_busy, ids, granted, tail_out + 1)
     hop_port = jnp.where(requests.at_dest, -1, requests.port)
     router = layout.router_of(ring)
-    moved = take_port(routing, tables, net, router, head, hop_port)
+    moved = take_port(routing, tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
-    outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer, t)
+    outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
     if routing.recomputes:
         stuck = requests.active & ~granted & (head[:, pk.HOPS] == 0) & ~requests.at_dest
         redrawn = routing.on_blocked(tables, router, head,
@@ -341,7 +341,7 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     """(inputs, outputs, port_busy, port_rr, Sent): every idle output link starts one packet
     from its listed VCs, round-robin, whose head is in the buffer and whose downstream VC has
     room for the whole packet. The link is busy L cycles; the packet enters the downstream
-    input ring ready at t + link latency. Ejection links deliver to the server (never
+    input ring with READY = t + link latency. Ejection links deliver to the server (never
     blocked). Under bubble flow control a packet entering a ring needs room for two."""
     spec = layout.router
     v_count, size = layout.vcs, spec.packet_size
@@ -356,7 +356,7 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     credit = (down_port < 0) | (counters(inputs, down)[1] < room)
     rr = take_rows(port_rr, port)
     order = jnp.where(vc >= rr, vc - rr, vc - rr + v_count)  # round-robin position of the VC
-    eligible = out_list.valid & waiting & (take_rows(outputs.ready, row) <= t) & credit & (take_rows(port_busy, port) <= t)
+    eligible = out_list.valid & waiting & (head[:, pk.READY] <= t) & credit & (take_rows(port_busy, port) <= t)
     key = jnp.where(eligible, order, v_count)
     if ids is None:  # every VC of every port: the first in round-robin order per port
         first = jnp.repeat(key.reshape(-1, v_count).min(axis=1), v_count)
@@ -368,7 +368,8 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
     port_busy = port_busy.at[at_port].set(t + size, mode="drop")
     port_rr = port_rr.at[at_port].set(jnp.where(vc + 1 == v_count, 0, vc + 1), mode="drop")
     to_router = send & (down_port >= 0)
-    inputs, down_empty = push(inputs, down, to_router, head, layout.input_depth, t + take_rows(net.out_latency, port))
+    arriving = head.at[:, pk.READY].set(t + take_rows(net.out_latency, port))
+    inputs, down_empty = push(inputs, down, to_router, arriving, layout.input_depth)
     return inputs, outputs, port_busy, port_rr, Sent(head, to_router, send & (down_port < 0), port, vc, down,
                                                      down_empty)
 
@@ -412,11 +413,11 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     new = jnp.zeros((s_count, pk.N_FIELDS), jnp.int32)
     new = new.at[:, pk.DST].set(q_head[:, pk.Q_DST]).at[:, pk.DST_R].set(q_head[:, pk.Q_DST_R])
     new = new.at[:, pk.CREATED].set(q_head[:, pk.Q_CREATED])
-    new = new.at[:, pk.INJECTED].set(t + 1)
+    new = new.at[:, pk.INJECTED].set(t + 1).at[:, pk.READY].set(t + 1)
     new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
     new = routing.at_injection(tables, src_router, new, rng.random_bits(seed, t, rng.RNG_INJECT, s_count))
     ring = take_pair(net.inject_vc, servers, jnp.minimum(inject_vc, v_count - 1))
-    inputs, was_empty = push(inputs, ring, injected, new, layout.input_depth, t + 1)
+    inputs, was_empty = push(inputs, ring, injected, new, layout.input_depth)
     queue = pop_front(queue, injected, q_depth)
     server_busy = jnp.where(injected, t + spec.packet_size, server_busy)
     return inputs, queue, server_busy, injected, ring, was_empty, q_head

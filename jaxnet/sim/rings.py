@@ -130,10 +130,9 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)
 
 
-def push(rings: Rings, ring, valid, records, depth: int, ready=None) -> tuple[Rings, jnp.ndarray]:
+def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.ndarray]:
     """(rings with records [m, F] appended to rings `ring` [m] where `valid`, at most one
-    per ring, their heads in the buffer from cycle `ready` (int32 [m] or one cycle for all;
-    None for rings without slot times); bool [m] the ring held nothing before)."""
+    per ring; bool [m] the ring held nothing before)."""
     safe = jnp.where(valid, ring, 0)
     word = take_rows(rings.counters, safe)
     first, taken, _ = unpack_counters(word)
@@ -141,8 +140,6 @@ def push(rings: Rings, ring, valid, records, depth: int, ready=None) -> tuple[Ri
     at = jnp.where(valid, row, rings.slots.shape[0])
     rings = rings._replace(slots=rings.slots.at[at].set(records, **DROP),
                            counters=put(rings.counters, ring, valid, word + TAKEN))
-    if ready is not None:
-        rings = rings._replace(ready=rings.ready.at[at].set(jnp.broadcast_to(ready, at.shape), **DROP))
     return rings, taken == 0
 
 

@@ -42,17 +42,14 @@ class Rings(NamedTuple):
         router sees `depth - taken` credits, so credits can never go negative.
       gone: packets that left but whose slot is not yet free.
     The properties `first`, `taken` and `gone` unpack them for every ring.
-    ready: int32 [n * depth] cycle the head of each slot's packet is in this buffer (set
-      when it enters).
-    free_at: int32 [n * depth] cycle each gone packet's slot frees (set when it leaves).
-    Both are dense arrays beside the records, so that the phases reading them for every
-    listed ring (heads that may move, releases, credits) read 4 bytes per ring instead of a
-    record's cache line. None for the source queues, which need neither.
+    free_at: int32 [n * depth] cycle each gone packet's slot frees (set when it leaves): a
+      dense array beside the records, so that the releases and the credit counts, which
+      read it for every listed ring each cycle, read 4 bytes per ring instead of a record's
+      cache line. None for the source queues, whose slots free at once.
     """
 
     slots: jnp.ndarray
     counters: jnp.ndarray
-    ready: jnp.ndarray | None = None
     free_at: jnp.ndarray | None = None
 
     @property
@@ -134,9 +131,9 @@ class SimState(NamedTuple):
     stats: Stats
 
 
-def _rings(n: int, depth: int, fields: int, timed: bool = True) -> Rings:
-    slot_times = (jnp.zeros(n * depth, jnp.int32), jnp.zeros(n * depth, jnp.int32)) if timed else ()
-    return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32), *slot_times)
+def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
+    return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32),
+                 jnp.zeros(n * depth, jnp.int32) if freed_later else None)
 
 
 def init_state(layout: Layout, key: jax.Array) -> SimState:
@@ -149,7 +146,7 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         seed=jax.random.bits(key, (), jnp.uint32),
         inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS),
         outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS),
-        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS, timed=False),
+        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS, freed_later=False),
         in_busy=zeros(layout.in_vcs),
         out_held=zeros(layout.out_vcs),
         port_busy=zeros(layout.out_ports),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import count_compilations, make_network, simulate_cfg
 
-from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.spec import LISTED, SimSpec
 from jaxnet.sim.stats import wide_value
 
 TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated"}
@@ -243,7 +243,7 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
     from jaxnet.sim.run import first_guess, first_lists, next_lists
 
     layout = small_rrg.layout
-    lists = SimSpec(active_lists=[[1, 2, 4, 8, 16, 32, 64, 128, 256]] * 4).resolved_lists(layout)
+    lists = SimSpec(active_lists=[[1, 2, 4, 8, 16, 32, 64, 128, 256]] * len(LISTED)).resolved_lists(layout)
     for load in (0.1, 0.5, 1.0):
         tier = first_lists(layout, lists, load)
         assert next_lists(layout, lists, first_guess(layout, load), tier, first_guess(layout, load)) == tier
@@ -260,9 +260,9 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     short = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=2000)
     long = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM // 2)
     assert short.resolved_lists(layout) == ()
-    assert len(long.resolved_lists(layout)) == 4 and long.resolved_lists(layout)[0][-1] == layout.in_vcs
+    assert len(long.resolved_lists(layout)) == len(LISTED) and long.resolved_lists(layout)[0][-1] == layout.in_vcs
     large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4, vc_policy="hops")
-    assert large.in_vcs >= AUTO_LISTS_FROM and len(short.resolved_lists(large)) == 4
+    assert large.in_vcs >= AUTO_LISTS_FROM and len(short.resolved_lists(large)) == len(LISTED)
     assert SimSpec(active_lists=None).resolved_lists(large) == ()
     if jax.default_backend() == "cpu":
         assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1

@@ -50,12 +50,22 @@ from jaxnet.sim.state import Rings, unpack_counters
 from jaxnet.traffic.device import Traffic, sample_destinations
 
 
+class Kept(NamedTuple):
+    """Which listed rings still hold a slot after `release_slots` (bool [K_in], [K_out]), and
+    which hold a packet waiting to leave (`waiting_in`, `waiting_out`)."""
+
+    inputs: jnp.ndarray
+    outputs: jnp.ndarray
+    waiting_in: jnp.ndarray
+    waiting_out: jnp.ndarray
+
+
 def release_slots(layout: Layout, inputs: Rings, outputs: Rings, in_list: RingList, out_list: RingList, t):
-    """(inputs, outputs, in_kept bool [K_in], out_kept bool [K_out]): the rings after freeing
-    the listed rings' slots whose `free_at` has come, and which listed rings still hold one."""
-    inputs, in_kept = release(inputs, in_list, t, layout.input_depth)
-    outputs, out_kept = release(outputs, out_list, t, layout.router.output_buffer)
-    return inputs, outputs, in_kept, out_kept
+    """(inputs, outputs, Kept): the rings after freeing the listed rings' slots whose
+    `free_at` has come, and which listed rings still hold one or a waiting packet."""
+    inputs, in_kept, waiting_in = release(inputs, in_list, t, layout.input_depth)
+    outputs, out_kept, waiting_out = release(outputs, out_list, t, layout.router.output_buffer)
+    return inputs, outputs, Kept(in_kept, out_kept, waiting_in, waiting_out)
 
 
 class OutputView(NamedTuple):

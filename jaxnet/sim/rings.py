@@ -104,17 +104,19 @@ def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
 
-def release(rings: Rings, listed: RingList, cycle, depth: int) -> tuple[Rings, jnp.ndarray]:
+def release(rings: Rings, listed: RingList, cycle, depth: int) -> tuple[Rings, jnp.ndarray, jnp.ndarray]:
     """(rings after freeing the oldest gone slot of the listed rings whose `free_at` has come,
-    bool [K] the listed ring still holds a slot). One per cycle suffices: packets leave a
-    ring at most once per cycle. New counters are written from the values read, so XLA
-    orders every read before the write instead of copying the array."""
+    bool [K] the listed ring still holds a slot, bool [K] it holds a packet waiting to leave).
+    One per cycle suffices: packets leave a ring at most once per cycle. New counters are
+    written from the values read, so XLA orders every read before the write instead of
+    copying the array."""
     ids = listed.ids
     first, taken, gone = counters(rings, ids)
     oldest = take_rows(rings.free_at, ring_ids(rings, ids) * depth + first)
     free = listed.valid & (gone > 0) & (oldest <= cycle)
     freed = pack_counters(_wrap(first + 1, depth), taken - 1, gone - 1)
-    return rings._replace(counters=put(rings.counters, ids, free, freed)), listed.valid & (taken > free)
+    rings = rings._replace(counters=put(rings.counters, ids, free, freed))
+    return rings, listed.valid & (taken > free), listed.valid & (taken > gone)
 
 
 def head_rows(rings: Rings, ids, depth: int):

@@ -35,6 +35,9 @@ MAX_DEPTH = 1023
 AUTO_LISTS_FROM = 16384
 LISTS_FROM = 2 * 10**5
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
+# The lists, in the order of sim.active_lists and of the engine's counts (`step.cycle_step`).
+LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
+          "occupied output rings", "output rings with a packet to send")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
 # VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
 # larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
@@ -169,9 +172,8 @@ class SimSpec:
     # of at most VMAP_UP_TO input VCs; 1 on larger ones (XLA:CPU's batched gathers cost more
     # than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
-    # Capacities a cycle's lists of buffers in use may take: four increasing lists (occupied
-    # input rings, input rings with a waiting head, occupied output rings, output rings with
-    # a packet to send); "auto": powers of 2**(1/4) times the server count, none on small
+    # Capacities a cycle's lists of buffers in use may take: one increasing list per list of
+    # LISTED; "auto": powers of 2**(1/4) times the server count, none on small
     # networks in short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle.
     # Results never depend on them.
     active_lists: str | tuple | None = "auto"
@@ -218,9 +220,9 @@ class SimSpec:
             require(self.checkpoint_every % self.chunk == 0, "sim.checkpoint_every", self.checkpoint_every,
                     f"null or a multiple of sim.chunk={self.chunk}")
         lists = self.active_lists
-        ok = lists in ("auto", None) or (isinstance(lists, (list, tuple)) and len(lists) == 4 and all(
+        ok = lists in ("auto", None) or (isinstance(lists, (list, tuple)) and len(lists) == len(LISTED) and all(
             isinstance(s, (list, tuple)) and len(s) > 0 and all(is_int(k) and k >= 1 for k in s) for s in lists))
-        require(ok, "sim.active_lists", lists, "'auto', null (every buffer) or four lists of capacities")
+        require(ok, "sim.active_lists", lists, f"'auto', null (every buffer) or {len(LISTED)} lists of capacities, one per list of {LISTED}")
         if isinstance(lists, list):
             object.__setattr__(self, "active_lists", tuple(tuple(sorted(int(k) for k in s)) for s in lists))
 
@@ -237,8 +239,8 @@ class SimSpec:
         if lists == "auto":
             if layout.in_vcs < AUTO_LISTS_FROM and len(self.points) * self.total < LISTS_FROM:
                 return ()
-            lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * 4
-        rings = (layout.in_vcs, layout.in_vcs, layout.out_vcs, layout.out_vcs)
+            lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
+        rings = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2
         return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), rings))
 
     def resolved_vmap_width(self, layout) -> int | None:

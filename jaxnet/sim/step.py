@@ -11,9 +11,10 @@ output VC on one of its candidate ports rises (exact: nothing else lets it reque
 its candidates depend only on the packet). At saturation that skips most heads. The
 check runs on the rings with a packet waiting to leave, listed first from the occupied
 ones: most occupied rings hold only slots whose packets have left and whose tails or
-credits have not (RRG 720 at load 0.5: 1.2k of 10.6k). The lists have static capacities (a `tier`); each cycle reports how many rings it had to list,
-so a run whose lists overflowed is redone with a larger tier (`jaxnet.sim.run`), and every
-ring (tier None) always fits."""
+credits have not (RRG 720 at load 0.5: 1.2k of 10.6k). The lists have static capacities
+(a `tier`); each cycle reports how many rings it had to list, so a run whose lists
+overflowed is redone with a larger tier (`jaxnet.sim.run`), and every ring (tier None)
+always fits."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -95,6 +96,17 @@ def awake_heads(layout: Layout, inputs, in_busy, sleep: Sleep, rose, in_list: Ri
     return movable & (woken | (wait_vc < 0))
 
 
+def list_waiting(in_list: RingList, waiting, tier):
+    """(the listed input rings with a packet waiting, how many): compacted where that list's
+    capacity is at most half the occupied rings' (below saturation: RRG 720 at load 0.5,
+    1781 of 16952); near saturation most occupied rings hold a waiting packet (at load 1.0,
+    47948 of 67809), and compacting them cost more than checking them all (0.88x,
+    docs/benchmarks.md), so the occupied list is used with the mask."""
+    if 2 * tier[1] <= tier[0]:
+        return compact_listed(in_list, waiting, tier[1])
+    return RingList(in_list.ids, waiting), jnp.sum(waiting, dtype=jnp.int32)
+
+
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
                state: SimState, listed: Listed, tier: tuple[int, int, int, int, int] | None = None):
     """(state, buffers in use after one cycle, int32 [5] counts: occupied input rings, input
@@ -115,9 +127,9 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         rose = phases.rose_ports(layout, out_list, now > before)
     heads = in_list
     if tier is not None:
-        waiting, n_waiting = compact_listed(in_list, kept.waiting_in, tier[1])
-        movable = awake_heads(layout, inputs, state.in_busy, sleep, rose, waiting, t)
-        heads, n_heads = compact_listed(waiting, movable, tier[2])
+        waiting_rings, n_waiting = list_waiting(in_list, kept.waiting_in, tier)
+        movable = awake_heads(layout, inputs, state.in_busy, sleep, rose, waiting_rings, t)
+        heads, n_heads = compact_listed(waiting_rings, movable, tier[2])
     requests = phases.route(layout, routing, net, tables, inputs, outputs, state.out_held,
                             state.in_busy, heads, seed, t)
     granted = phases.allocate(layout, net, requests, seed, t)

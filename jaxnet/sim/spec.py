@@ -172,10 +172,10 @@ class SimSpec:
     # of at most VMAP_UP_TO input VCs; 1 on larger ones (XLA:CPU's batched gathers cost more
     # than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
-    # Capacities a cycle's lists of buffers in use may take: one increasing list per list of
-    # LISTED; "auto": powers of 2**(1/4) times the server count, none on small
-    # networks in short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle.
-    # Results never depend on them.
+    # Capacities a cycle's lists of buffers in use may take: an increasing list for each of
+    # LISTED; "auto": powers of 2**(1/4) times the server count, none on small networks in
+    # short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle. Results never
+    # depend on them.
     active_lists: str | tuple | None = "auto"
     # Points simulated (and written) together; "auto": an accelerator's whole job (its memory
     # permitting); on a CPU about SUB_BATCH_WORK router-cycles (`resolved_sub_batch`).
@@ -222,7 +222,8 @@ class SimSpec:
         lists = self.active_lists
         ok = lists in ("auto", None) or (isinstance(lists, (list, tuple)) and len(lists) == len(LISTED) and all(
             isinstance(s, (list, tuple)) and len(s) > 0 and all(is_int(k) and k >= 1 for k in s) for s in lists))
-        require(ok, "sim.active_lists", lists, f"'auto', null (every buffer) or {len(LISTED)} lists of capacities, one per list of {LISTED}")
+        require(ok, "sim.active_lists", lists,
+                f"'auto', null (every buffer) or {len(LISTED)} lists of capacities, one for each of {LISTED}")
         if isinstance(lists, list):
             object.__setattr__(self, "active_lists", tuple(tuple(sorted(int(k) for k in s)) for s in lists))
 

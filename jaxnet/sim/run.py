@@ -105,10 +105,11 @@ def longest_route(network: "Network") -> int:
 
 # Buffers in use per server and unit of offered load (occupied input rings, input rings with
 # a packet waiting, heads routed, occupied output rings), and per squared load (output rings
-# with a packet to send; `spec.LISTED`), below saturation under uniform traffic: measured on
-# RRG 720 (minimal, Polarized), Dragonfly 876 and Hamming 4x4 (docs/benchmarks.md). Past
-# saturation the counts keep growing; the lists then grow with them.
-IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 4.0)
+# with a packet to send on an idle link; `spec.LISTED`), below saturation under uniform
+# traffic: measured on RRG 720 (minimal, Polarized), Dragonfly 876 and Hamming 4x4
+# (docs/benchmarks.md). Past saturation the counts keep growing; the lists then grow with
+# them.
+IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4)
 
 
 @functools.lru_cache(maxsize=32)

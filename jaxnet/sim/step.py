@@ -144,7 +144,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         layout, routing, net, tables, inputs, outputs, state.in_busy, state.out_held, heads,
         requests, granted, seed, t)
     sending = out_list
-    if tier is not None:  # output rings with a packet to send on an idle link: those listed, and those just filled
+    if tier is not None:  # rings with a packet to send: those listed whose link is idle (a busy
+        # link sends nothing), and those just filled
         idle = take_rows(state.port_busy, out_list.ids // v_count) <= t
         sending, n_sending = compact_listed(out_list, kept.waiting_out & idle, tier[4])
         filled_ring = jnp.where(filled, requests.out_vc, 0)

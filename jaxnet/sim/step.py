@@ -11,7 +11,9 @@ output VC on one of its candidate ports rises (exact: nothing else lets it reque
 its candidates depend only on the packet). At saturation that skips most heads. The
 check runs on the rings with a packet waiting to leave, listed first from the occupied
 ones: most occupied rings hold only slots whose packets have left and whose tails or
-credits have not (RRG 720 at load 0.5: 1.2k of 10.6k). The lists have static capacities
+credits have not (RRG 720 at load 0.5: 1.2k of 10.6k). Likewise only the output rings
+whose link is idle are listed for sending (a link is busy for a packet's length: 0.3k of
+3.6k waiting at load 0.5). The lists have static capacities
 (a `tier`); each cycle reports how many rings it had to list, so a run whose lists
 overflowed is redone with a larger tier (`jaxnet.sim.run`), and every ring (tier None)
 always fits."""
@@ -111,7 +113,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
                state: SimState, listed: Listed, tier: tuple[int, int, int, int, int] | None = None):
     """(state, buffers in use after one cycle, int32 [5] counts: occupied input rings, input
     rings with a packet waiting, heads routed (`awake_heads`), occupied output rings, output
-    rings with a packet to send).
+    rings with a packet to send on an idle link; every ring: the waiting ones).
     `tier`: the capacities of those lists (None: every ring every cycle). Results are exact
     while no count exceeds its capacity; the lists are kept up to date from the cycle's
     pushes, so a cycle never scans every ring."""

@@ -151,7 +151,7 @@ def test_rows_match_the_fixture_and_drain(name, tmp_path):
 
 # Lists of buffers in use small enough that chunks overflow them, are redone with larger
 # ones and end up listing every buffer: the rows must not change.
-LISTS = [[8, 30], [3, 12], [2, 8], [12, 60], [6, 30]]
+LISTS = [[8, 30], [3, 12], [2, 8], [12, 60], [6, 30], [2, 6]]
 LIST_CASES = [pytest.param(name, marks=() if name == "dor_bubble" else pytest.mark.slow)
               for name in ("routing_polarized", "routing_valiant_recomp", "routing_torus_table", "ugal_threshold",
                            "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup")]

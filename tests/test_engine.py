@@ -170,7 +170,8 @@ def test_histograms_count_what_numpy_counts():
     sent[:, pk.HOPS], sent[:, pk.DST] = rng.integers(0, 7, k), rng.integers(0, servers, k)
     to_server = rng.random(k) < 0.2
     events = Events(no_route=jnp.zeros(1, bool), sent=jnp.asarray(sent), port=jnp.zeros(k, jnp.int32),
-                    to_router=jnp.zeros(k, bool), to_server=jnp.asarray(to_server), injected=jnp.zeros(servers, bool),
+                    to_router=jnp.zeros(k, bool), to_server=jnp.asarray(to_server), servers=None,
+                    injected=jnp.zeros(servers, bool),
                     enqueued=jnp.zeros(servers, bool), missed=jnp.zeros(servers, bool),
                     waiting=jnp.zeros((2, 4), jnp.int32))
     stats = record(empty_stats(servers, 1, 4, max_hops), events, jnp.int32(t), size, max_hops,
@@ -178,6 +179,33 @@ def test_histograms_count_what_numpy_counts():
     hops = np.minimum(sent[to_server, pk.HOPS], max_hops + 1)
     assert np.array_equal(wide_value(stats.hops), np.bincount(hops, minlength=max_hops + 2))
     assert np.array_equal(np.asarray(stats.consumed), np.bincount(sent[to_server, pk.DST], minlength=servers))
+
+
+def test_events_of_listed_servers_count_on_those_servers():
+    """A cycle's server events come for the listed servers (`Events.servers`): each counts on
+    its own server, padding entries (id 0, no event) nowhere; the same as every server's."""
+    from jaxnet.core import packets as pk
+    from jaxnet.sim.stats import Events, empty_stats, record
+
+    servers, listed = 6, np.array([4, 1, 5, 0, 0])  # the last two entries pad the list
+    injected = np.array([True, True, False, False, False])
+    enqueued = np.array([True, False, True, False, False])
+    missed = np.array([False, True, False, False, False])
+    quiet = dict(no_route=jnp.zeros(1, bool), sent=jnp.zeros((1, pk.N_FIELDS), jnp.int32),
+                 port=jnp.zeros(1, jnp.int32), to_router=jnp.zeros(1, bool), to_server=jnp.zeros(1, bool),
+                 waiting=jnp.zeros((2, 4), jnp.int32))
+    window = dict(warmup=jnp.int32(0), measure=jnp.int32(10**6))
+    by_list = record(empty_stats(servers, 1, 4, 3), Events(
+        servers=jnp.asarray(listed), injected=jnp.asarray(injected), enqueued=jnp.asarray(enqueued),
+        missed=jnp.asarray(missed), **quiet), jnp.int32(5), 4, 3, **window)
+    dense = lambda flags: jnp.asarray(np.bincount(listed[flags], minlength=servers) > 0)  # noqa: E731
+    every = record(empty_stats(servers, 1, 4, 3), Events(
+        servers=None, injected=dense(injected), enqueued=dense(enqueued), missed=dense(missed), **quiet),
+        jnp.int32(5), 4, 3, **window)
+    for field in ("injected", "generated", "missed"):
+        np.testing.assert_array_equal(getattr(by_list, field), getattr(every, field), err_msg=field)
+    assert np.asarray(by_list.injected).tolist() == [0, 1, 0, 0, 1, 0]
+    assert np.asarray(by_list.generated).tolist() == [0, 0, 0, 0, 1, 1]
 
 
 def test_injection_buffers_have_their_own_depth():

@@ -47,7 +47,7 @@ def test_sleeping_heads_change_nothing(name):
     params = batch_params([build_traffic({"name": pattern}, topo, seed) for _, seed in points], points,
                           spec, layout)
     start = compiled_init(layout)(jnp.stack([jax.random.PRNGKey(seed) for _, seed in points]))
-    every_ring = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2
+    every_ring = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
     dense, listed, slept = start, start, 0
     for _ in range(CYCLES // CHUNK):
         dense, _ = compiled_advance(layout, network.routing, CHUNK, None, None)(

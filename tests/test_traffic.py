@@ -316,7 +316,7 @@ def test_uniform_draws_on_device(name):
     topo = grid_topology((3, 3), periodic=True, servers=4)
     s, p = topo.n_servers, topo.servers_per_router
     traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([build_traffic({"name": name}, topo, 1)]))
-    draw = jax.jit(jax.vmap(lambda c: sample_destinations(traffic, p, jnp.uint32(7), c)[0]))
+    draw = jax.jit(jax.vmap(lambda c: sample_destinations(traffic, p, jnp.uint32(7), c, jnp.arange(s))[0]))
     dst = np.asarray(draw(jnp.arange(4000, dtype=jnp.int32)))  # [cycles, S]
     src = np.arange(s)[None, :]
     assert not np.any(dst == src)

@@ -384,21 +384,24 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
                                                      down_empty)
 
 
-def choose_injection_vc(layout: Layout, inputs: Rings, q_head, seed, t):
-    """Injection buffer (VC of the injection port) for each server's next packet, or V."""
+def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, servers: RingList, q_head, seed, t):
+    """Injection buffer (VC of the injection port) for the listed servers' next packets, or V."""
     spec = layout.router
     v_count, n_inj = layout.vcs, spec.injection_vcs
     vc_ids = jnp.arange(v_count)
-    # the injection ports' VCs of every server: the last p ports of each router, a slice
-    # (taken from the slice's counters, not from every ring's)
-    per_port = inputs.counters.reshape(layout.routers, layout.ports_per_router, v_count)
-    _, taken, _ = unpack_counters(per_port[:, layout.ports:].reshape(layout.servers, v_count))
+    if servers.ids is None:  # the injection ports of every server: the last p ports of each
+        # router, a slice (taken from the slice's counters, not from every ring's)
+        per_port = inputs.counters.reshape(layout.routers, layout.ports_per_router, v_count)
+        words = per_port[:, layout.ports:].reshape(layout.servers, v_count)
+    else:
+        words = take_rows(inputs.counters, take_rows(net.inject_vc, servers.ids))
+    _, taken, _ = unpack_counters(words)
     room = (taken < spec.injection_depth) & (vc_ids < n_inj)
     if spec.injection_policy == "dest":
         section = (q_head[:, pk.Q_DST] * n_inj) // layout.servers
-        return jnp.where(room[jnp.arange(layout.servers), section], section, v_count)
+        return jnp.where(jnp.take_along_axis(room, section[:, None], axis=1)[:, 0], section, v_count)
     if spec.injection_policy == "random":
-        bits = rng.random_bits(seed, t, rng.RNG_INJECT_VC, layout.servers)
+        bits = rng.random_bits_at(seed, t, rng.RNG_INJECT_VC, server_ids(layout, servers))
         order = keys.pack_choice(0, keys.tie_break(bits, vc_ids), vc_ids)
     else:
         order = vc_ids[None, :]
@@ -406,51 +409,71 @@ def choose_injection_vc(layout: Layout, inputs: Rings, q_head, seed, t):
     return jnp.where(best == keys.NONE, v_count, keys.choice_index(best))
 
 
+def server_ids(layout: Layout, servers: RingList):
+    """int32 server ids of a list of servers (arange for every server)."""
+    return jnp.arange(layout.servers, dtype=jnp.int32) if servers.ids is None else servers.ids
+
+
+def generating(layout: Layout, traffic: Traffic, load, generate_until, seed, t):
+    """bool [S]: the servers that generate a packet this cycle, each with probability
+    load x rate / L (before `generate_until`)."""
+    chance = load * traffic.rate / layout.router.packet_size
+    generates = rng.uniform01(rng.random_bits(seed, t, rng.RNG_GENERATE, layout.servers)) < chance
+    return generates & (t < generate_until)
+
+
+def active_servers(queue: Rings, server_busy, generates, t):
+    """bool [S]: the servers with something to do this cycle: a packet to inject (queued, and
+    their link idle) or one to generate. The others' `inject` and `generate` change nothing."""
+    return generates | ((queue.taken > 0) & (server_busy <= t))
+
+
 def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, inputs: Rings,
-           queue: Rings, server_busy, seed, t):
-    """(inputs, queue, server_busy, injected bool [S], ring int32 [S], ring_was_empty bool
-    [S], queue_heads int32 [S, Q_FIELDS] the source queues' heads as read): an idle server
-    link moves the head of its source queue into an injection buffer (input ring `ring`,
-    which held nothing before where ring_was_empty); the link is then busy L cycles and the
-    head reaches the router at t + 1. The scheme fills its routing fields (`at_injection`)."""
+           queue: Rings, server_busy, servers: RingList, seed, t):
+    """(inputs, queue, server_busy, injected bool [N], ring int32 [N], ring_was_empty bool
+    [N], queue_heads int32 [N, Q_FIELDS] the source queues' heads as read), N the listed
+    servers (`servers`: EVERY_RING for every server): an idle server link moves the head of
+    its source queue into an injection buffer (input ring `ring`, which held nothing before
+    where ring_was_empty); the link is then busy L cycles and the head reaches the router at
+    t + 1. The scheme fills its routing fields (`at_injection`)."""
     spec = layout.router
-    v_count, s_count, q_depth = layout.vcs, layout.servers, spec.source_queue
-    servers = jnp.arange(s_count)
-    q_head = take_rows(queue.slots, servers * q_depth + queue.first)
-    inject_vc = choose_injection_vc(layout, inputs, q_head, seed, t)
-    injected = (server_busy <= t) & (queue.taken > 0) & (inject_vc < v_count)
-    src_router = servers // layout.servers_per_router
-    new = jnp.zeros((s_count, pk.N_FIELDS), jnp.int32)
+    v_count, q_depth = layout.vcs, spec.source_queue
+    ids, server = servers.ids, server_ids(layout, servers)
+    first, taken, _ = counters(queue, ids)
+    q_head = take_rows(queue.slots, server * q_depth + first)
+    inject_vc = choose_injection_vc(layout, net, inputs, servers, q_head, seed, t)
+    injected = servers.valid & (pick(server_busy, ids) <= t) & (taken > 0) & (inject_vc < v_count)
+    src_router = server // layout.servers_per_router
+    new = jnp.zeros((server.shape[0], pk.N_FIELDS), jnp.int32)
     new = new.at[:, pk.DST].set(q_head[:, pk.Q_DST]).at[:, pk.DST_R].set(q_head[:, pk.Q_DST_R])
     new = new.at[:, pk.CREATED].set(q_head[:, pk.Q_CREATED])
     new = new.at[:, pk.INJECTED].set(t + 1).at[:, pk.READY].set(t + 1)
     new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
-    new = routing.at_injection(tables, src_router, new, rng.random_bits(seed, t, rng.RNG_INJECT, s_count))
-    ring = take_pair(net.inject_vc, servers, jnp.minimum(inject_vc, v_count - 1))
+    new = routing.at_injection(tables, src_router, new, rng.random_bits_at(seed, t, rng.RNG_INJECT, server))
+    ring = take_pair(net.inject_vc, server, jnp.minimum(inject_vc, v_count - 1))
     inputs, was_empty = push(inputs, ring, injected, new, layout.input_depth)
-    queue = pop_front(queue, injected, q_depth)
-    server_busy = jnp.where(injected, t + spec.packet_size, server_busy)
+    queue = pop_front(queue, ids, injected, q_depth)
+    server_busy = put(server_busy, ids, injected, t + spec.packet_size)
     return inputs, queue, server_busy, injected, ring, was_empty, q_head
 
 
-def generate(layout: Layout, traffic: Traffic, load, generate_until, queue: Rings, queue_heads, seed, t):
-    """(queue, enqueued bool [S], missed bool [S]): each server generates with probability
-    load x rate / L; the destination comes from the traffic table; a full source queue
-    counts a missed generation. `queue_heads`: what `inject` read of the queues; written
-    where nothing is enqueued (writes that are dropped), so that the write depends on that
-    read and XLA orders the read first instead of copying the queues every cycle (it made
-    two copies: 2 x 1.2 MB a cycle on RRG 720)."""
-    spec = layout.router
-    s_count, q_depth = layout.servers, spec.source_queue
-    chance = load * traffic.rate / spec.packet_size
-    generates = rng.uniform01(rng.random_bits(seed, t, rng.RNG_GENERATE, s_count)) < chance
-    generates &= t < generate_until
-    dst, dst_router = sample_destinations(traffic, layout.servers_per_router, seed, t)
-    fits = queue.taken < q_depth
+def generate(layout: Layout, traffic: Traffic, generates, queue: Rings, queue_heads, servers: RingList, seed, t):
+    """(queue, enqueued bool [N], missed bool [N]) of the listed servers: a server that
+    generates (`generating`) draws the destination from the traffic table; a full source
+    queue counts a missed generation. `queue_heads`: what `inject` read of the queues;
+    written where nothing is enqueued (writes that are dropped), so that the write depends on
+    that read and XLA orders the read first instead of copying the queues every cycle (it
+    made two copies: 2 x 1.2 MB a cycle on RRG 720)."""
+    q_depth = layout.router.source_queue
+    ids, server = servers.ids, server_ids(layout, servers)
+    generates = servers.valid & pick(generates, ids)
+    dst, dst_router = sample_destinations(traffic, layout.servers_per_router, seed, t, server)
+    _, taken, _ = counters(queue, ids)
+    fits = taken < q_depth
     enqueued = generates & fits
     entry = jnp.stack([dst, dst_router, jnp.full_like(dst, t)], axis=1)
     entry = jnp.where(enqueued[:, None], entry, queue_heads)
-    queue, _ = push(queue, jnp.arange(s_count), enqueued, entry, q_depth)
+    queue, _ = push(queue, server, enqueued, entry, q_depth)
     return queue, enqueued, generates & ~fits
 
 

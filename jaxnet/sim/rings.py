@@ -145,8 +145,9 @@ def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.nda
     return rings, taken == 0
 
 
-def pop_front(rings: Rings, leaving, depth: int) -> Rings:
-    """Remove the first entry of rings where `leaving`, freeing its slot at once (queues)."""
-    first, taken, gone = unpack_counters(rings.counters)
-    step = leaving.astype(jnp.int32)
-    return rings._replace(counters=pack_counters(_wrap(first + step, depth), taken - step, gone))
+def pop_front(rings: Rings, ids, leaving, depth: int) -> Rings:
+    """Remove the first entry of the listed rings (None: every ring) where `leaving`,
+    freeing its slot at once (queues)."""
+    first, taken, gone = counters(rings, ids)
+    return rings._replace(counters=put(rings.counters, ids, leaving,
+                                       pack_counters(_wrap(first + 1, depth), taken - 1, gone)))

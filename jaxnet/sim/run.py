@@ -104,18 +104,18 @@ def longest_route(network: "Network") -> int:
 
 
 # Buffers in use per server and unit of offered load (occupied input rings, input rings with
-# a packet waiting, heads routed, occupied output rings), and per squared load (output rings
-# with a packet to send on an idle link; `spec.LISTED`), below saturation under uniform
-# traffic: measured on RRG 720 (minimal, Polarized), Dragonfly 876 and Hamming 4x4
-# (docs/benchmarks.md). Past saturation the counts keep growing; the lists then grow with
-# them.
-IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4)
+# a packet waiting, heads routed, occupied output rings, servers with a packet to inject or
+# to generate), and per squared load (output rings with a packet to send on an idle link;
+# `spec.LISTED`), below saturation under uniform traffic: measured on RRG 720 (minimal,
+# Polarized), Dragonfly 876 and Hamming 4x4 (docs/benchmarks.md). Past saturation the counts
+# keep growing; the lists then grow with them.
+IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
 
 
 @functools.lru_cache(maxsize=32)
 def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int,
                      vmap_width: int | None = None, tier: tuple | None = None):
-    """jit of n_cycles steps of a batch -> (state, int32 [batch, 5] most rings listed in a
+    """jit of n_cycles steps of a batch -> (state, int32 [batch, 6] most rings listed in a
     cycle): vmap over `vmap_width` simulations at a time (the whole batch when None),
     lax.map over the rest; `tier` the ring-list capacities (`step.cycle_step`). The input
     state is kept (a chunk whose lists overflowed is redone from it); cached per structure."""
@@ -407,4 +407,4 @@ def first_guess(layout: Layout, load: float):
     """Buffers in use per cycle to size the first chunk's lists (IN_USE_PER_LOAD): right, the
     first chunk's capacities are kept and a light point compiles its chunk once."""
     load = min(1.0, load)
-    return np.asarray(IN_USE_PER_LOAD) * layout.servers * np.asarray([load, load, load, load, load * load])
+    return np.asarray(IN_USE_PER_LOAD) * layout.servers * np.asarray([load, load, load, load, load * load, load])

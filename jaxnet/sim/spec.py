@@ -37,7 +37,8 @@ LISTS_FROM = 2 * 10**5
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # The lists, in the order of sim.active_lists and of the engine's counts (`step.cycle_step`).
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
-          "occupied output rings", "output rings with a packet to send on an idle link")
+          "occupied output rings", "output rings with a packet to send on an idle link",
+          "servers with a packet to inject or to generate")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
 # VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
 # larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
@@ -241,8 +242,8 @@ class SimSpec:
             if layout.in_vcs < AUTO_LISTS_FROM and len(self.points) * self.total < LISTS_FROM:
                 return ()
             lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
-        rings = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2
-        return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), rings))
+        everything = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
+        return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), everything))
 
     def resolved_vmap_width(self, layout) -> int | None:
         """Simulations vmapped together (None: the whole batch)."""

@@ -84,9 +84,10 @@ class Events(NamedTuple):
       to_server); port: int32 [K] its output port.
     to_router, to_server: bool [K] a packet started towards a router / towards a server (the
       tail reaches the server L cycles later).
-    injected: bool [S] servers that moved a packet into their router (its head arrives at
-      t + 1).
-    enqueued, missed: bool [S] generations that entered the source queue / found it full.
+    servers: int32 [N] the servers listed this cycle (`step.cycle_step`), None for every one.
+    injected: bool [N] listed servers that moved a packet into their router (its head
+      arrives at t + 1).
+    enqueued, missed: bool [N] generations that entered the source queue / found it full.
     waiting: int32 [2, V] packets waiting in input / output buffers, per VC, after the cycle.
     """
 
@@ -95,6 +96,7 @@ class Events(NamedTuple):
     port: jnp.ndarray
     to_router: jnp.ndarray
     to_server: jnp.ndarray
+    servers: jnp.ndarray | None
     injected: jnp.ndarray
     enqueued: jnp.ndarray
     missed: jnp.ndarray
@@ -115,10 +117,16 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
     hop_bins = jnp.where(counted, jnp.minimum(sent[:, pk.HOPS], max_hops + 1), max_hops + 2)
     window_now = in_window(t)
     window_i = window_now.astype(jnp.int32)
+
+    def per_server(counts, happened):  # counts [S] + 1 where the listed server's event happened
+        if events.servers is None:
+            return counts + happened.astype(jnp.int32)
+        return counts.at[jnp.where(happened, events.servers, servers)].add(1, mode="drop")
+
     return Stats(
-        generated=stats.generated + (events.enqueued & window_now).astype(jnp.int32),
-        missed=stats.missed + (events.missed & window_now).astype(jnp.int32),
-        injected=stats.injected + (events.injected & in_window(t + 1)).astype(jnp.int32),
+        generated=per_server(stats.generated, events.enqueued & window_now),
+        missed=per_server(stats.missed, events.missed & window_now),
+        injected=per_server(stats.injected, events.injected & in_window(t + 1)),
         consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),

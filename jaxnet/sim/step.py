@@ -69,13 +69,13 @@ class Listed(NamedTuple):
 
 
 def list_in_use(state: SimState, tier):
-    """(the occupied rings of a state listed from scratch, int32 [5] their counts as
+    """(the occupied rings of a state listed from scratch, int32 [6] their counts as
     `cycle_step` reports them); done once per chunk."""
     if tier is None:
-        return Listed(EVERY_RING, EVERY_RING), jnp.zeros(5, jnp.int32)
+        return Listed(EVERY_RING, EVERY_RING), jnp.zeros(6, jnp.int32)
     in_list, n_in = compact(state.inputs.taken > 0, tier[0])
     out_list, n_out = compact(state.outputs.taken > 0, tier[3])
-    return Listed(in_list, out_list), jnp.stack([n_in, 0, 0, n_out, 0])
+    return Listed(in_list, out_list), jnp.stack([n_in, 0, 0, n_out, 0, 0])
 
 
 def sleeps(layout: Layout, routing: RoutingScheme) -> bool:
@@ -110,10 +110,11 @@ def list_waiting(in_list: RingList, waiting, tier):
 
 
 def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, params: Params,
-               state: SimState, listed: Listed, tier: tuple[int, int, int, int, int] | None = None):
-    """(state, buffers in use after one cycle, int32 [5] counts: occupied input rings, input
+               state: SimState, listed: Listed, tier: tuple[int, ...] | None = None):
+    """(state, buffers in use after one cycle, int32 [6] counts: occupied input rings, input
     rings with a packet waiting, heads routed (`awake_heads`), occupied output rings, output
-    rings with a packet to send on an idle link; every ring: the waiting ones).
+    rings with a packet to send on an idle link, servers with a packet to inject or to
+    generate (`phases.active_servers`); every ring: the waiting ones).
     `tier`: the capacities of those lists (None: every ring every cycle). Results are exact
     while no count exceeds its capacity; the lists are kept up to date from the cycle's
     pushes, so a cycle never scans every ring."""
@@ -154,16 +155,22 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         sending = RingList(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
         layout, net, inputs, outputs, state.port_busy, state.port_rr, sending, t)
+    generates = phases.generating(layout, params.traffic, params.load, params.generate_until, seed, t)
+    active = phases.active_servers(state.queue, state.server_busy, generates, t)
+    if tier is None:
+        servers, n_servers = EVERY_RING, jnp.sum(active, dtype=jnp.int32)
+    else:
+        servers, n_servers = compact(active, tier[5])
     inputs, queue, server_busy, injected, inject_ring, inject_empty, queue_heads = phases.inject(
-        layout, routing, net, tables, inputs, state.queue, state.server_busy, seed, t)
+        layout, routing, net, tables, inputs, state.queue, state.server_busy, servers, seed, t)
     queue, enqueued, missed = phases.generate(
-        layout, params.traffic, params.load, params.generate_until, queue, queue_heads, seed, t)
+        layout, params.traffic, generates, queue, queue_heads, servers, seed, t)
 
     if tier is None:
         in_waiting = jnp.sum(inputs.taken > inputs.gone, dtype=jnp.int32)
         counts = jnp.stack([jnp.sum(inputs.taken > 0, dtype=jnp.int32), in_waiting, in_waiting,
                             jnp.sum(outputs.taken > 0, dtype=jnp.int32),
-                            jnp.sum(outputs.taken > outputs.gone, dtype=jnp.int32)])
+                            jnp.sum(outputs.taken > outputs.gone, dtype=jnp.int32), n_servers])
     else:  # next cycle's lists: the rings kept, and those a packet entered empty
         arrived = jnp.where(sent.to_router, sent.down, 0)
         in_list, n_in = compact_listed(
@@ -172,7 +179,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
         out_list, n_out = compact_listed(
             RingList(jnp.concatenate([out_list.ids, filled_ring]), None), jnp.concatenate([kept.outputs, filled]),
             tier[3])
-        counts = jnp.stack([n_in, n_waiting, n_heads, n_out, n_sending])
+        counts = jnp.stack([n_in, n_waiting, n_heads, n_out, n_sending, n_servers])
 
     leaving = sent.to_router | sent.to_server
     waiting = state.waiting + jnp.stack([
@@ -182,7 +189,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     ])
     events = Events(
         no_route=requests.no_route, sent=sent.records, port=sent.port, to_router=sent.to_router,
-        to_server=sent.to_server, injected=injected, enqueued=enqueued, missed=missed, waiting=waiting)
+        to_server=sent.to_server, servers=servers.ids, injected=injected, enqueued=enqueued, missed=missed, waiting=waiting)
     stats = record(state.stats, events, t, layout.router.packet_size, layout.max_hops,
                    params.warmup, params.measure)
     watchdog = watch(state.watchdog, jnp.any(granted) | jnp.any(leaving), jnp.sum(waiting),
@@ -195,7 +202,7 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
 
 
 def run_cycles(layout, routing, net, tables, params, state, n_cycles: int, tier=None):
-    """(state after `n_cycles` cycles with lax.scan, int32 [5] largest counts of buffers in
+    """(state after `n_cycles` cycles with lax.scan, int32 [6] largest counts of buffers in
     use in a cycle) for one simulation; vmap for a batch. The lists of buffers in use are
     built once from the state and then kept up to date by each cycle."""
 

@@ -41,17 +41,17 @@ def stack_tables(tables: Sequence[TrafficTable]) -> Traffic:
     return jax.tree_util.tree_map(lambda *xs: jnp.asarray(np.stack(xs)), *map(padded, tables))
 
 
-def sample_destinations(traffic: Traffic, servers_per_router: int, seed, cycle):
-    """(server, router) int32 [S] destinations drawn from the pattern for every server."""
+def sample_destinations(traffic: Traffic, servers_per_router: int, seed, cycle, rows):
+    """(server, router) int32 [N] destinations drawn from the pattern for the sources `rows`
+    (int32 [N] server ids): a source draws the same destination whatever else is drawn."""
     s, k = traffic.alias_prob.shape
     p = servers_per_router
-    column = rng.below(rng.random_bits(seed, cycle, rng.RNG_ALIAS_COLUMN, s), k)
-    rows = jnp.arange(s)
-    keep = rng.uniform01(rng.random_bits(seed, cycle, rng.RNG_ALIAS_COIN, s)) < traffic.alias_prob[rows, column]
+    column = rng.below(rng.random_bits_at(seed, cycle, rng.RNG_ALIAS_COLUMN, rows), k)
+    keep = rng.uniform01(rng.random_bits_at(seed, cycle, rng.RNG_ALIAS_COIN, rows)) < traffic.alias_prob[rows, column]
     entry = jnp.where(keep, column, traffic.alias_index[rows, column])
     router = traffic.entry_router[rows, entry]
     server = traffic.entry_server[rows, entry]
-    pick = rng.random_bits(seed, cycle, rng.RNG_SERVER, s)
+    pick = rng.random_bits_at(seed, cycle, rng.RNG_SERVER, rows)
     anywhere = rng.below(pick, s - 1)  # any server but the source itself
     anywhere = jnp.where(anywhere >= rows, anywhere + 1, anywhere)
     own_first = (rows // p) * p

@@ -384,34 +384,30 @@ def send_on_links(layout: Layout, net: NetArrays, inputs: Rings, outputs: Rings,
                                                      down_empty)
 
 
-def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, servers: RingList, q_head, seed, t):
-    """Injection buffer (VC of the injection port) for the listed servers' next packets, or V."""
+def choose_injection_vc(layout: Layout, net: NetArrays, inputs: Rings, ids, server, q_head, seed, t):
+    """Injection buffer (VC of the injection port) for the listed servers' next packets, or V
+    (`ids`: the list, None for every server; `server`: their ids either way)."""
     spec = layout.router
     v_count, n_inj = layout.vcs, spec.injection_vcs
     vc_ids = jnp.arange(v_count)
-    if servers.ids is None:  # the injection ports of every server: the last p ports of each
+    if ids is None:  # the injection ports of every server: the last p ports of each
         # router, a slice (taken from the slice's counters, not from every ring's)
         per_port = inputs.counters.reshape(layout.routers, layout.ports_per_router, v_count)
         words = per_port[:, layout.ports:].reshape(layout.servers, v_count)
     else:
-        words = take_rows(inputs.counters, take_rows(net.inject_vc, servers.ids))
+        words = take_rows(inputs.counters, take_rows(net.inject_vc, ids))
     _, taken, _ = unpack_counters(words)
     room = (taken < spec.injection_depth) & (vc_ids < n_inj)
     if spec.injection_policy == "dest":
         section = (q_head[:, pk.Q_DST] * n_inj) // layout.servers
         return jnp.where(jnp.take_along_axis(room, section[:, None], axis=1)[:, 0], section, v_count)
     if spec.injection_policy == "random":
-        bits = rng.random_bits_at(seed, t, rng.RNG_INJECT_VC, server_ids(layout, servers))
+        bits = rng.random_bits_at(seed, t, rng.RNG_INJECT_VC, server)
         order = keys.pack_choice(0, keys.tie_break(bits, vc_ids), vc_ids)
     else:
         order = vc_ids[None, :]
     best = jnp.where(room, order, keys.NONE).min(axis=1)
     return jnp.where(best == keys.NONE, v_count, keys.choice_index(best))
-
-
-def server_ids(layout: Layout, servers: RingList):
-    """int32 server ids of a list of servers (arange for every server)."""
-    return jnp.arange(layout.servers, dtype=jnp.int32) if servers.ids is None else servers.ids
 
 
 def generating(layout: Layout, traffic: Traffic, load, generate_until, seed, t):
@@ -438,10 +434,10 @@ def inject(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, input
     t + 1. The scheme fills its routing fields (`at_injection`)."""
     spec = layout.router
     v_count, q_depth = layout.vcs, spec.source_queue
-    ids, server = servers.ids, server_ids(layout, servers)
+    ids, server = servers.ids, ring_ids(queue, servers.ids)  # a source queue per server
     first, taken, _ = counters(queue, ids)
     q_head = take_rows(queue.slots, server * q_depth + first)
-    inject_vc = choose_injection_vc(layout, net, inputs, servers, q_head, seed, t)
+    inject_vc = choose_injection_vc(layout, net, inputs, ids, server, q_head, seed, t)
     injected = servers.valid & (pick(server_busy, ids) <= t) & (taken > 0) & (inject_vc < v_count)
     src_router = server // layout.servers_per_router
     new = jnp.zeros((server.shape[0], pk.N_FIELDS), jnp.int32)
@@ -465,7 +461,7 @@ def generate(layout: Layout, traffic: Traffic, generates, queue: Rings, queue_he
     that read and XLA orders the read first instead of copying the queues every cycle (it
     made two copies: 2 x 1.2 MB a cycle on RRG 720)."""
     q_depth = layout.router.source_queue
-    ids, server = servers.ids, server_ids(layout, servers)
+    ids, server = servers.ids, ring_ids(queue, servers.ids)  # a source queue per server
     generates = servers.valid & pick(generates, ids)
     dst, dst_router = sample_destinations(traffic, layout.servers_per_router, seed, t, server)
     _, taken, _ = counters(queue, ids)

@@ -13,10 +13,10 @@ check runs on the rings with a packet waiting to leave, listed first from the oc
 ones: most occupied rings hold only slots whose packets have left and whose tails or
 credits have not (RRG 720 at load 0.5: 1.2k of 10.6k). Likewise only the output rings
 whose link is idle are listed for sending (a link is busy for a packet's length: 0.3k of
-3.6k waiting at load 0.5). The lists have static capacities
-(a `tier`); each cycle reports how many rings it had to list, so a run whose lists
-overflowed is redone with a larger tier (`jaxnet.sim.run`), and every ring (tier None)
-always fits."""
+3.6k waiting at load 0.5), and only the servers with a packet to inject or to generate
+inject and generate (0.4k of 5k). The lists have static capacities (a `tier`); each cycle
+reports how many rings it had to list, so a run whose lists overflowed is redone with a
+larger tier (`jaxnet.sim.run`), and every ring (tier None) always fits."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -189,7 +189,8 @@ def cycle_step(layout: Layout, routing: RoutingScheme, net: NetArrays, tables, p
     ])
     events = Events(
         no_route=requests.no_route, sent=sent.records, port=sent.port, to_router=sent.to_router,
-        to_server=sent.to_server, servers=servers.ids, injected=injected, enqueued=enqueued, missed=missed, waiting=waiting)
+        to_server=sent.to_server, servers=servers.ids, injected=injected, enqueued=enqueued, missed=missed,
+        waiting=waiting)
     stats = record(state.stats, events, t, layout.router.packet_size, layout.max_hops,
                    params.warmup, params.measure)
     watchdog = watch(state.watchdog, jnp.any(granted) | jnp.any(leaving), jnp.sum(waiting),

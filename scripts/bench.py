@@ -11,8 +11,10 @@ cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traf
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
 scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one process on
          one core and in one worker process per core (`sim.workers`), end to end, side by
-         side; the rows must be identical. Then the simulation alone (steady state): the 8
-         points on one core against a share on each core, side by side.
+         side, each job with a new, empty persistent compilation cache as the apps use one
+         (`--cycles` per point, 4000 by default; the Polarized paper's points run 25000);
+         the rows must be identical. Then the simulation alone (steady state): the 8 points
+         on one core against a share on each core, side by side.
 small    networks of at most 64 routers, a batch of 20 points on one core: every buffer or
          lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
          `sim.active_lists: auto` are chosen from); then the 20 points over every core.
@@ -47,6 +49,7 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, NamedTuple
 
@@ -238,6 +241,7 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
     return {"workers": workers, "points": points, "cycles_per_point": cycles, "wall_s_end_to_end": round(wall, 1),
             "setup_s": round(setup, 1), "simulate_s_per_worker": round(simulating, 1),
             "first_chunks_s_per_worker": round(first_chunks, 1),
+            "sub_batches_first_chunk_and_wall_s": [[row["first_chunk_s"], row["wall_s"]] for row in rows[::size]],
             "router_cycles_per_s_end_to_end": round(network.topo.n_routers * cycles * points / wall),
             "accepted_by_seed": {row["seed"]: row["accepted_load"] for row in rows}}
 
@@ -245,13 +249,15 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
 FIRST_CORE = "min(os.sched_getaffinity(0))"  # Python source: the first core this process may use
 
 
-def start(call: str, core: str | None = None) -> subprocess.Popen:
+def start(call: str, core: str | None = None, env: dict | None = None) -> subprocess.Popen:
     """`bench.<call>` (Python source) in a fresh process, pinned to `core` (Python source for
-    one CPU) where given; `result` reads the JSON it prints."""
+    one CPU) where given, with `env` added to its environment; `result` reads the JSON it
+    prints."""
     pin = f"os.sched_setaffinity(0, {{{core}}}); " if core is not None else ""
     code = (f"import json, os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); {pin}"
             f"import bench; print(json.dumps(bench.{call}))")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
 
 
 def result(process: subprocess.Popen) -> dict:
@@ -269,7 +275,9 @@ def suite_scaling(args):
     cores = sorted(os.sched_getaffinity(0))
     rows = []
     for workers in (1, len(cores)):
-        job = result(start(f"run_job({workers}, {args.cycles})", FIRST_CORE if workers == 1 else None))
+        with tempfile.TemporaryDirectory(prefix="jaxnet-xla-") as cache:  # as the apps run a job, from nothing
+            job = result(start(f"run_job({workers}, {args.cycles})", FIRST_CORE if workers == 1 else None,
+                               {"JAX_COMPILATION_CACHE_DIR": cache}))
         rows.append({"cores": 1 if workers == 1 else len(cores), **job})
         print(json.dumps(rows[-1]), flush=True)
     rows.append({"speedup_all_cores_vs_one": round(rows[1]["router_cycles_per_s_end_to_end"]

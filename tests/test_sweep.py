@@ -100,6 +100,43 @@ def test_worker_processes_give_the_rows_of_one_process_and_stop_cleanly(tmp_path
     assert not list((tmp_path / "two").glob("checkpoint-*.npz"))
 
 
+FIRST_CHUNK_THEN_SIMULATE = """
+import os, sys
+import jax
+import networkx as nx
+from jaxnet.routing import build_routing
+from jaxnet.sim.run import Network, compile_first_chunk, simulate
+from jaxnet.sim.spec import RouterSpec, SimSpec
+from jaxnet.topology import from_graph
+from jaxnet.traffic import tables_for_points
+
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # tiny networks compile in < 1 s
+entries = lambda: sorted(name for name in os.listdir(sys.argv[1]) if name.startswith("jit_batch"))
+topo = from_graph(nx.random_regular_graph(4, 12, seed=5), "test", 2)
+network = Network.build(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=3))
+points = [(0.4, 1), (0.7, 2), (0.7, 3)]
+traffic = tables_for_points({"name": "uniform"}, topo, points)
+spec = SimSpec(warmup=30, measure=60, chunk=30)
+compile_first_chunk(network, traffic[:2], points[:2], spec, pad_to=2)
+compiled = entries()
+simulate(network, traffic[:2], points[:2], spec, pad_to=2)
+print(len(compiled), compiled == entries())
+"""
+
+
+def test_the_first_chunk_compiled_ahead_is_the_one_simulate_loads(tmp_path):
+    """The parent of a job's workers compiles their first chunk into the persistent cache
+    (`run.compile_first_chunk`) while they start: `simulate` must then find that very
+    program there, not compile another (which would leave a second `jit_batch` entry)."""
+    cache = tmp_path / "xla"
+    cache.mkdir()
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", FIRST_CHUNK_THEN_SIMULATE, str(cache)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "True"]
+
+
 def test_ctrl_c_during_compilation_exits_cleanly(tmp_path):
     job = _start(tmp_path, "sim.loads=[0.3]", "routing=polarized")
     deadline = time.time() + 300

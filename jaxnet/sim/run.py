@@ -350,18 +350,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     is saved there every that many cycles and a later call with the same run resumes from
     it, with results identical to an uninterrupted run; the file is removed at the end.
     """
-    require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
-    require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
-    for load, _ in points:
-        require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
     n = len(points)
-    extra = max(pad_to, n) - n
-    extra += -(n + extra) % jax.device_count()
-    batch_points, batch_traffic = list(points) + [points[-1]] * extra, list(traffic) + [traffic[-1]] * extra
-    params = batch_params(batch_traffic, batch_points, spec, network.layout)
-    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in batch_points])
-    params, keys = shard((params, keys), len(batch_points))
-
+    batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
     start = time.perf_counter()
     state = compiled_init(network.layout)(keys)
     lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
@@ -401,6 +391,36 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     if checkpoint is not None and Path(checkpoint).exists():
         Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)
+
+
+def _batch(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
+           spec: SimSpec, pad_to: int):
+    """(points padded as `simulate` pads them, their Params, their PRNG keys), checked."""
+    require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
+    require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
+    for load, _ in points:
+        require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
+    n = len(points)
+    extra = max(pad_to, n) - n
+    extra += -(n + extra) % jax.device_count()
+    batch_points, batch_traffic = list(points) + [points[-1]] * extra, list(traffic) + [traffic[-1]] * extra
+    params = batch_params(batch_traffic, batch_points, spec, network.layout)
+    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in batch_points])
+    params, keys = shard((params, keys), len(batch_points))
+    return batch_points, params, keys
+
+
+def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
+                        spec: SimSpec, pad_to: int = 1) -> None:
+    """Compile, without running it, the chunk `simulate` runs first for these points. With
+    JAX's persistent cache on, the program is stored there: other processes that simulate
+    a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
+    _, params, keys = _batch(network, traffic, points, spec, pad_to)
+    state = compiled_init(network.layout)(keys)
+    tier = first_lists(network.layout, spec.resolved_lists(network.layout), max(load for load, _ in points))
+    advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
+                               tier)
+    advance.lower(network.net, network.tables, params, state).compile()
 
 
 def first_guess(layout: Layout, load: float):

@@ -2,11 +2,15 @@
 
 XLA:CPU steps one simulation on about one core, and sharding a batch over host devices did
 not pay on the 2-core machine (docs/benchmarks.md), so on a CPU a job with several
-sub-batches starts one process per core (`sim.workers`), each pinned to its core with XLA
-single-threaded. Each worker receives the network once and then takes sub-batches one at a
-time as it frees up (a saturated point costs 10x a light one); their rows come back as they
-finish, in any order. Results equal those of one process: random numbers depend only on
-(seed, cycle, purpose, index), never on where a point runs.
+sub-batches starts one process per core (`sim.workers`), each pinned to its core. Each
+worker receives the network once and then takes sub-batches one at a time as it frees up (a
+saturated point costs 10x a light one); their rows come back as they finish, in any order.
+Starting a worker (spawn, JAX import, the network) and compiling its first chunk cost
+seconds each, so while the workers start, this process, which has JAX started and every
+core to itself, compiles that chunk into JAX's persistent cache: the workers load it from
+there instead of each compiling it on its own core (with the cache off they compile it).
+Results equal those of one process: random numbers depend only on (seed, cycle, purpose,
+index), never on where a point runs.
 """
 from __future__ import annotations
 
@@ -21,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-SINGLE_THREADED = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+import jax
 
+from jaxnet.sim.run import compile_first_chunk, simulate, stuck_buffers
 
 @dataclass(frozen=True)
 class SubBatch:
@@ -54,19 +59,15 @@ def simulate_sub_batches(network, sub_batches: Sequence[SubBatch], spec, workers
     context = multiprocessing.get_context("spawn")
     progress = context.Queue()
     cores = sorted(os.sched_getaffinity(0))
-    flags = os.environ.get("XLA_FLAGS")
-    os.environ["XLA_FLAGS"] = f"{flags or ''} {SINGLE_THREADED}".strip()  # the workers', read as JAX starts there
-    try:
-        pool = context.Pool(workers, _start_worker, (pickle.dumps(network), cores if len(cores) >= workers else [],
-                                                     context.Value("i", 0), progress))
-    finally:
-        if flags is None:
-            os.environ.pop("XLA_FLAGS")
-        else:
-            os.environ["XLA_FLAGS"] = flags
+    # the workers inherit this process's XLA_FLAGS: a program's cache key includes them
+    pool = context.Pool(workers, _start_worker, (pickle.dumps(network), cores if len(cores) >= workers else [],
+                                                 context.Value("i", 0), progress))
     relay = threading.Thread(target=_relay, args=(progress, on_cycles), daemon=True)
     relay.start()
     try:
+        if jax.config.jax_compilation_cache_dir:  # while the workers start
+            first = sub_batches[0]
+            compile_first_chunk(network, first.traffic, first.points, spec, first.pad_to)
         yield from pool.imap_unordered(_run_in_worker, [(i, sub, spec) for i, sub in enumerate(sub_batches)])
         pool.close()
         pool.join()
@@ -77,8 +78,6 @@ def simulate_sub_batches(network, sub_batches: Sequence[SubBatch], spec, workers
 
 
 def _simulate(network, sub: SubBatch, spec, on_cycles):
-    from jaxnet.sim.run import simulate, stuck_buffers
-
     rows, state = simulate(network, sub.traffic, sub.points, spec, on_cycles=on_cycles,
                            checkpoint=sub.checkpoint, pad_to=sub.pad_to)
     return rows, [stuck_buffers(network, state, i) if row["deadlock"] else [] for i, row in enumerate(rows)]

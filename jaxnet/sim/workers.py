@@ -29,6 +29,7 @@ import jax
 
 from jaxnet.sim.run import compile_first_chunk, simulate, stuck_buffers
 
+
 @dataclass(frozen=True)
 class SubBatch:
     """Points simulated together (point i with traffic[i]), padded to `pad_to` simulations

@@ -11,7 +11,7 @@ outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and poi
 figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
 record in docs/gallery/records/ (committed, so the page survives the outputs). The page lists
 every figure that has a record, with the command that regenerates it and the paper-scale
-cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of docs/benchmarks.md. `--tables` runs
+cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of benchmarks/README.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
 paths, Angara tables) and the simulations built on them, and adds them to the page.
 """
@@ -38,7 +38,7 @@ DOCS = ROOT / "docs"
 IMAGES = DOCS / "gallery"
 RECORDS = IMAGES / "records"
 # Router-cycles/s of one process on the 2-core CI machine averaged over a sweep of loads
-# 0.1..1.0 on RRG 720: the harmonic mean of the speeds at each load (docs/benchmarks.md,
+# 0.1..1.0 on RRG 720: the harmonic mean of the speeds at each load (benchmarks/README.md,
 # --suite cpu: 1.11 M at load 0.1, 0.36 M at 0.5, 0.04 M at 1.0, interpolated between) is
 # 0.12 M; the saturated points take most of the time. Every core (sim.workers) adds 1.7x.
 CPU_RATE = 0.12e6
@@ -192,15 +192,15 @@ def page() -> str:
              "load: 2-5x on the small RRGs) are reproduced only at paper scale: on the four RRGs of",
              "the paper's Table 1 under minimal routing jaxnet measures 8.06x-15.6x against uniform",
              "(the paper: at least 8.1x) and 5.56x-13.9x against a server permutation (the paper:",
-             "5.6x-13.9x; docs/benchmarks.md). The small scale checks directions, bounds and the",
+             "5.6x-13.9x; benchmarks/README.md). The small scale checks directions, bounds and the",
              "machinery.",
              "The paper-scale cost is",
              "routers x cycles x loads x seeds x patterns of the paper-scale configuration; its CPU",
              f"time assumes {CPU_RATE / 1e6:.2f} M router-cycles/s, one process on the CI machine averaged",
-             "over a sweep of loads (docs/benchmarks.md: saturated loads are the slow part); the",
+             "over a sweep of loads (benchmarks/README.md: saturated loads are the slow part); the",
              "CI machine's two cores run a sweep about 1.5-1.9x faster. A paper-scale subset of",
              "polarized/fig4 (minimal and Polarized, loads 0.3-0.7, one seed) ran there in 8 min at",
-             "0.22 M router-cycles/s on both cores (docs/benchmarks.md). No GPU has been measured",
+             "0.22 M router-cycles/s on both cores (benchmarks/README.md). No GPU has been measured",
              "yet, so no GPU time is estimated.",
              ""]
     for r in figures:

@@ -20,6 +20,8 @@ from jaxnet.paths.mcf import ALGORITHMS, find_paths
 from jaxnet.paths.pathset import PathSet
 from jaxnet.topology import build_topology
 
+ORDER = list(ALGORITHMS)  # the paper's order
+
 NETWORKS = {
     "DF114": dict(name="dragonfly", a=6, h=3),
     "PF307": dict(name="demiprojective", q=17),
@@ -78,7 +80,7 @@ def table_rows(network: str, algorithms: list[str], out: Path, demand_seed: int,
 
     rows = []
     for algorithm in algorithms:
-        i = ALGORITHMS.index(algorithm)
+        i = ORDER.index(algorithm)
         cache = out / "paths" / f"{network}_{algorithm}.npz"
         if not cache.exists():
             continue
@@ -121,7 +123,7 @@ def merge_rows(table: Path, rows: list[dict]) -> list[dict]:
         old = saved.get((row["network"], row["algorithm"]), {})
         same_paths = all(old.get(key) == row[key] for key in ("cycles", "pmax", "path_seconds"))
         saved[(row["network"], row["algorithm"])] = {**old, **row} if same_paths else row
-    return sorted(saved.values(), key=lambda r: (list(NETWORKS).index(r["network"]), ALGORITHMS.index(r["algorithm"])))
+    return sorted(saved.values(), key=lambda r: (list(NETWORKS).index(r["network"]), ORDER.index(r["algorithm"])))
 
 
 def markdown(rows: list[dict]) -> str:
@@ -146,7 +148,7 @@ def figures(network: str, out: Path) -> None:
     topology = build_topology(NETWORKS[network])
     single = {
         alg: PathSet.load(out / "paths" / f"{network}_{alg}.npz").link_path_counts()
-        for alg in ALGORITHMS[:3]
+        for alg in ORDER[:3]
         if (out / "paths" / f"{network}_{alg}.npz").exists()
     }
     if single:

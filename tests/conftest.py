@@ -25,8 +25,9 @@ import jax
 import networkx as nx
 import pytest
 
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network, simulate
+from jaxnet.sim.run import simulate
 from jaxnet.sim.spec import RouterSpec
 from jaxnet.topology import from_graph
 from jaxnet.traffic import tables_for_points
@@ -41,7 +42,7 @@ absl.logging.get_absl_handler().python_handler.stream = sys.__stderr__
 
 def make_network(graph, servers_per_router=2, routing="minimal", **router):
     topo = from_graph(nx.convert_node_labels_to_integers(graph), "test", servers_per_router)
-    return Network.build(topo, build_routing({"name": routing}), RouterSpec(**router))
+    return build.network(topo, build_routing({"name": routing}), RouterSpec(**router))
 
 
 def simulate_cfg(network, traffic_cfg, points, spec, **kwargs):

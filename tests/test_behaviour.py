@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import simulate_cfg
 
+from jaxnet import build
 from jaxnet.routing import ROUTINGS, build_routing, vc_policy
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 from jaxnet.traffic import PATTERNS
@@ -111,8 +111,8 @@ def run_case(name, tmp_path, active_lists="auto"):
     if "vcs" not in router:
         policy = vc_policy.resolve(router.get("vc_policy", "auto"), routing,
                                    router.get("flow_control", "cut_through"))
-        router = {**router, "vcs": vc_policy.vcs_needed(policy, routing, topo, routing.build_tables(topo))}
-    network = Network.build(topo, routing, RouterSpec.from_config(router))
+        router = {**router, "vcs": policy.vcs_needed(routing, topo, routing.build_tables(topo))}
+    network = build.network(topo, routing, build.router(router))
     window = SimSpec(**{**WINDOW, "measure": WINDOW["measure"] + LONGER_DRAIN.get(name, 0)},
                      generate_until=DRAIN_AFTER, active_lists=active_lists)
     rows, state = simulate_cfg(network, traffic_cfg, POINTS, window)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from conftest import simulate_cfg
 
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
@@ -15,7 +15,7 @@ def _torus(sides, servers=2):
 
 
 def _bubble(topo, routing):
-    return Network.build(topo, build_routing(routing), RouterSpec(vcs=1, flow_control="bubble"))
+    return build.network(topo, build_routing(routing), RouterSpec(vcs=1, flow_control="bubble"))
 
 
 @pytest.mark.parametrize("sides, routing, traffic", [
@@ -26,7 +26,7 @@ def _bubble(topo, routing):
 def test_bubble_on_one_vc_never_deadlocks_at_saturation(sides, routing, traffic):
     """Saturated for 1500 cycles, then drained: nothing stuck, every packet delivered."""
     network = _bubble(_torus(sides), routing)
-    assert network.layout.vcs == 1 and network.layout.vc_policy == "ring"
+    assert network.layout.vcs == 1 and network.layout.vc_policy.name == "ring"
     spec = SimSpec(warmup=500, measure=5500, chunk=3000, watchdog=500, generate_until=1500)
     rows, state = simulate_cfg(network, traffic, [(1.0, 1), (1.0, 2)], spec)
     assert not any(row["deadlock"] for row in rows)
@@ -47,14 +47,14 @@ def test_bubble_lets_one_dimension_tornado_reach_the_reference():
 def test_one_vc_on_a_torus_without_bubble_is_refused():
     topo = _torus([4, 4])
     with pytest.raises(ValueError, match="router.vcs"):  # the dateline needs two VCs
-        Network.build(topo, build_routing({"name": "dor"}), RouterSpec(vcs=1))
+        build.network(topo, build_routing({"name": "dor"}), RouterSpec(vcs=1))
     with pytest.raises(ValueError, match="router.vc_policy.*bubble"):
-        Network.build(topo, build_routing({"name": "dor"}), RouterSpec(vcs=1, vc_policy="ring"))
+        build.network(topo, build_routing({"name": "dor"}), RouterSpec(vcs=1, vc_policy="ring"))
 
 
 def test_bubble_needs_rings():
     hamming = build_topology({"name": "hamming", "sides": [4, 4], "servers_per_router": 1})
     with pytest.raises(ValueError, match="topology"):
-        Network.build(hamming, build_routing({"name": "minimal"}), RouterSpec(vcs=2, flow_control="bubble"))
+        build.network(hamming, build_routing({"name": "minimal"}), RouterSpec(vcs=2, flow_control="bubble"))
     with pytest.raises(ValueError, match="router.flow_control"):
         RouterSpec(flow_control="wormhole")

@@ -225,7 +225,7 @@ def test_injection_buffers_have_their_own_depth():
 def test_list_capacities_grow_with_headroom_and_rarely_change():
     """Each distinct capacity tuple is one compilation: a list keeps its capacity while its
     count fits with a 1.25 margin and uses at least half of it."""
-    from jaxnet.sim.run import fit_lists
+    from jaxnet.sim.capacities import fit as fit_lists
 
     steps = ((10, 20, 40, 80, 100),) * 2
     assert fit_lists((), [5, 5]) is None
@@ -244,7 +244,7 @@ def test_list_capacities_grow_with_headroom_and_rarely_change():
 def test_an_overflowed_chunk_grows_only_the_lists_that_overflowed():
     """A chunk redone because a list overflowed grows that list to 2x its count and keeps the
     others' capacities (growing every list cost a short RRG 720 run two more compilations)."""
-    from jaxnet.sim.run import overflow_lists
+    from jaxnet.sim.capacities import overflowed as overflow_lists
 
     steps = ((10, 20, 40, 80, 100),) * 3
     assert overflow_lists(steps, [30, 3, 12], (20, 10, 20)) == (80, 10, 20)
@@ -254,7 +254,7 @@ def test_an_overflowed_chunk_grows_only_the_lists_that_overflowed():
 def test_no_list_shrinks_while_the_network_fills_up():
     """The first chunks of a run fill an empty network: their counts rise, and a list they
     leave half empty is kept rather than shrunk and grown back (each capacity compiles)."""
-    from jaxnet.sim.run import next_lists
+    from jaxnet.sim.capacities import next_capacities as next_lists
 
     steps = ((10, 20, 40, 80, 100),) * 2
     layout = types.SimpleNamespace(servers=0)
@@ -268,10 +268,12 @@ def test_no_list_shrinks_while_the_network_fills_up():
 def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
     """A point whose buffers in use are what `first_guess` expects keeps its first capacities,
     so its chunk compiles once."""
-    from jaxnet.sim.run import first_guess, first_lists, next_lists
+    from jaxnet.sim.capacities import first as first_lists
+    from jaxnet.sim.capacities import first_guess, steps
+    from jaxnet.sim.capacities import next_capacities as next_lists
 
     layout = small_rrg.layout
-    lists = SimSpec(active_lists=[[1, 2, 4, 8, 16, 32, 64, 128, 256]] * len(LISTED)).resolved_lists(layout)
+    lists = steps([[1, 2, 4, 8, 16, 32, 64, 128, 256]] * len(LISTED), layout, 1, 1)
     for load in (0.1, 0.5, 1.0):
         tier = first_lists(layout, lists, load)
         assert next_lists(layout, lists, first_guess(layout, load), tier, first_guess(layout, load)) == tier
@@ -280,18 +282,24 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
 def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     """Small networks are listed only in runs long enough to pay for the lists' compilations,
     large ones always; on a CPU tiny networks vmap the batch, larger ones run one at a time."""
+    from jaxnet.routing.vc_policy import VC_POLICIES
+    from jaxnet.sim.capacities import AUTO_LISTS_FROM, LISTS_FROM, steps
     from jaxnet.sim.layout import Layout
-    from jaxnet.sim.spec import AUTO_LISTS_FROM, LISTS_FROM, SUB_BATCH_MAX, VMAP_UP_TO
+    from jaxnet.sim.spec import SUB_BATCH_MAX, VMAP_UP_TO
 
     layout = small_rrg.layout
     assert layout.in_vcs <= VMAP_UP_TO < AUTO_LISTS_FROM
     short = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=2000)
     long = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM // 2)
-    assert short.resolved_lists(layout) == ()
-    assert len(long.resolved_lists(layout)) == len(LISTED) and long.resolved_lists(layout)[0][-1] == layout.in_vcs
-    large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4, vc_policy="hops")
-    assert large.in_vcs >= AUTO_LISTS_FROM and len(short.resolved_lists(large)) == len(LISTED)
-    assert SimSpec(active_lists=None).resolved_lists(large) == ()
+    def lists(spec, on):
+        return steps(spec.active_lists, on, len(spec.points), spec.total)
+
+    assert lists(short, layout) == ()
+    assert len(lists(long, layout)) == len(LISTED) and lists(long, layout)[0][-1] == layout.in_vcs
+    large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4,
+                   vc_policy=VC_POLICIES["hops"])
+    assert large.in_vcs >= AUTO_LISTS_FROM and len(lists(short, large)) == len(LISTED)
+    assert lists(SimSpec(active_lists=None), large) == ()
     if jax.default_backend() == "cpu":
         assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1
         # sub-batches of cheap points hold many (shared by the workers), of costly ones 2 or 1

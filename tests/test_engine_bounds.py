@@ -3,14 +3,14 @@ import numpy as np
 import pytest
 from conftest import simulate_cfg
 
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
 
 def _saturated(topo, dest_routers, vcs):
-    network = Network.build(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=vcs))
+    network = build.network(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=vcs))
     traffic = {"name": "destination_table", "routers": [int(r) for r in dest_routers]}
     rows, _ = simulate_cfg(network, traffic, [(1.0, 1)], SimSpec(warmup=1000, measure=4000, chunk=1000))
     return rows[0]

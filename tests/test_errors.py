@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from apps import assert_one_line, run_app
 
+from jaxnet import build
 from jaxnet.cli import simulate, topo
 from jaxnet.paths.torus_graph import TorusShape
 from jaxnet.paths.torus_tables import RoutingTable, build_table, save_table
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 
@@ -76,7 +76,7 @@ def test_unexpected_error_is_one_line_with_the_debug_hint(tmp_path, monkeypatch)
 
 
 def test_duplicate_loads_and_seeds_are_merged_not_simulated_twice():
-    spec = SimSpec.from_config({"loads": [0.5, 0.3, 0.5, 0.50], "seeds": [2, 1, 2]})
+    spec = build.sim({"loads": [0.5, 0.3, 0.5, 0.50], "seeds": [2, 1, 2]})
     assert spec.points == [(0.5, 2), (0.5, 1), (0.3, 2), (0.3, 1)]
 
 
@@ -93,12 +93,12 @@ def test_a_cyclic_routing_table_file_is_refused_naming_the_cycle(tmp_path):
     save_table(RoutingTable(shape, table.turns, "hand", directions, {}), tmp_path / "cyclic.npz")
     torus = build_topology({"name": "torus", "sides": [4, 4], "servers_per_router": 1})
     good = build_routing({"name": "torus_table", "table_file": str(tmp_path / "good.npz")})
-    assert Network.build(torus, good, RouterSpec(vcs=2)).layout.vcs == 2
+    assert build.network(torus, good, RouterSpec(vcs=2)).layout.vcs == 2
     cyclic = build_routing({"name": "torus_table", "table_file": str(tmp_path / "cyclic.npz")})
     for router in (RouterSpec(vcs=2), RouterSpec(vcs=1, flow_control="bubble")):
         with pytest.raises(ValueError, match=r"routing.table_file=.*cyclic.npz.* is invalid: deadlock-free "
                                              r"routes under vc_policy=\w+; .* in a cycle: .+ -> ") as refused:
-            Network.build(torus, cyclic, router)
+            build.network(torus, cyclic, router)
         named = str(refused.value).split("in a cycle: ")[1]
         assert any(f"{r}" in named for r in square)
 

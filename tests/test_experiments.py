@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from jaxnet import build
 from jaxnet.cli.common import CONF_DIR
 from jaxnet.cli.experiment import sweep_jobs
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import collect
 from jaxnet.routing import ROUTINGS
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import TOPOLOGIES, build_topology
 from jaxnet.traffic import PATTERNS, build_traffic
@@ -40,8 +40,8 @@ def test_every_job_resolves_to_valid_groups(name, scale):
         ROUTINGS.split(job["routing"], "routing")
         for pattern in job["patterns"].values():
             PATTERNS.split(pattern, "traffic")
-        RouterSpec.from_config(job["router"])
-        spec = SimSpec.from_config(job["sim"])
+        build.router(job["router"])
+        spec = build.sim(job["sim"])
         assert job["scale"] == scale and spec.points
     # every claim is an expression over the columns the rows have
     for claim in experiment.get("claims", []):
@@ -65,7 +65,7 @@ def test_small_scale_networks_and_patterns_build(name):
     """Small scale: every job's network, routing tables and traffic patterns build (the VCs
     sized by the exact longest route), so the figure cannot fail after its first job."""
     for job in sweep_jobs(name, "small"):
-        network = Network.from_config(job)
+        network = build.network_of(job)
         assert network.layout.vcs >= 1
         for pattern in job["patterns"].values():
             build_traffic(pattern, network.topo, 1)
@@ -133,5 +133,5 @@ def test_auto_vcs_are_the_exact_longest_route(topology, expected):
     """`router.vcs: auto` = the longest Polarized route (brute force), not the bound 4D - 3."""
     topo = build_topology(topology)
     assert _polarized_longest_route(topo) == expected
-    network = Network.build(topo, ROUTINGS.build({"name": "polarized"}), RouterSpec(vcs="auto"))
+    network = build.network(topo, ROUTINGS.build({"name": "polarized"}), RouterSpec(vcs="auto"))
     assert network.layout.vcs == expected < max(4 * topo.diameter - 3, 2 * topo.diameter)

@@ -119,8 +119,8 @@ def test_bad_parameters(rrg):
 
 
 def table_1():
-    """The Table 1 networks, as listed in scripts/bench_antmill.py."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / "bench_antmill.py"
+    """The Table 1 networks, as listed in benchmarks/bench_antmill.py."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_antmill.py"
     spec = importlib.util.spec_from_file_location("bench_antmill", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -19,9 +19,11 @@ from conftest import make_network
 
 from jaxnet.core import packets as pk
 from jaxnet.sim import phases
-from jaxnet.sim.rings import EVERY_RING
+from jaxnet.sim.rings import EVERY
+from jaxnet.sim.route import output_view
 from jaxnet.sim.state import TAKEN, init_state
-from jaxnet.sim.step import Listed, Params, cycle_step
+from jaxnet.sim.step import Params, cycle_step
+from jaxnet.sim.work import EveryBuffer
 from jaxnet.traffic import build_traffic
 from jaxnet.traffic.device import stack_tables
 
@@ -31,7 +33,7 @@ L, LATENCY = 4, 3
 def _trace(cycles: int):
     network = make_network(nx.path_graph(2), servers_per_router=1, vcs=1, packet_size=L,
                            link_latency=LATENCY)
-    layout, net = network.layout, network.net
+    layout, model = network.layout, network.model
     state = init_state(layout, jax.random.PRNGKey(0))
     # one packet queued at server 0 for server 1, created at cycle 0
     queue = state.queue
@@ -44,16 +46,17 @@ def _trace(cycles: int):
     traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
     params = Params(load=jnp.float32(1e-9), traffic=traffic, warmup=jnp.int32(0),
                     measure=jnp.int32(10**6), watchdog=jnp.int32(10**6), generate_until=jnp.int32(0))
-    step = jax.jit(lambda s, listed: cycle_step(layout, network.routing, net, network.tables, params, s, listed))
-    listed = Listed(EVERY_RING, EVERY_RING)
+    work = EveryBuffer()
+    step = jax.jit(lambda s, todo: cycle_step(model, work, params, s, todo))
+    todo = work.start(model, state)
     port, vc = jnp.asarray([0]), jnp.asarray([0])  # router 0, port 0, VC 0
-    occupancy = jax.jit(lambda s: phases.output_view(
-        layout, net, *phases.release_slots(layout, s.inputs, s.outputs, EVERY_RING, EVERY_RING, s.cycle)[:2],
+    occupancy = jax.jit(lambda s: output_view(
+        model, *phases.release_slots(model, s.inputs, s.outputs, EVERY, EVERY, s.cycle)[:2],
         s.out_held, port, vc, s.cycle).occupancy[0])
     seen, injected_at = [], None
     for _ in range(cycles):
         seen.append(int(occupancy(state)))
-        state, listed, _ = step(state, listed)
+        state, todo = step(state, todo)
         if injected_at is None and int(state.waiting.sum()) == 1:
             injected_at = int(state.cycle)  # the head is in the injection buffer from here
     return np.array(seen), injected_at

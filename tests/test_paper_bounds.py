@@ -9,8 +9,8 @@ import pytest
 import scipy.optimize
 from conftest import simulate_cfg
 
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
@@ -24,7 +24,7 @@ RRG = {"name": "rrg", "routers": 32, "degree": 8, "seed": 1, "medoid_of": 1,
 
 def saturated(topology, routing, traffic, vcs, policy="hops", load=1.0, selection="available_first",
               row=False):
-    network = Network.build(build_topology(topology), build_routing(routing),
+    network = build.network(build_topology(topology), build_routing(routing),
                             RouterSpec(vcs=vcs, vc_policy=policy, selection=selection))
     rows, _ = simulate_cfg(network, traffic, [(load, 1)], WINDOW)
     assert not rows[0]["deadlock"]

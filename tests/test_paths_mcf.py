@@ -90,7 +90,7 @@ def test_fewer_paths_when_min_cut_is_small(ladder):
 
 def test_all_algorithms_have_the_same_total_lengths(path_sets):
     totals = {alg: ps.length.sum(axis=1) for alg, ps in path_sets.items()}
-    for alg in ALGORITHMS[1:]:
+    for alg in list(ALGORITHMS)[1:]:
         np.testing.assert_array_equal(totals[alg], totals["multi_mcf"])
 
 

@@ -1,6 +1,7 @@
 """The README and docs/ work as written: every `jaxnet*` command in their code blocks runs
 (in-process, in a scratch directory, with tiny cycle counts and sizes added where the
-command's own would take minutes), and every `python scripts/...` command, in a code block
+command's own would take minutes), and every `python scripts/...` or `python benchmarks/...`
+command, in a code block
 or inline, parses: its script accepts those arguments (running them regenerates the docs'
 tables and the gallery, minutes to hours each). Experiments at paper scale or on a SLURM
 launcher are only composed and resolved here (their runs are the gallery's); small-scale
@@ -29,19 +30,22 @@ TINY = {
 # sizes a command keeps but smaller, where it gives them (a 114-router Dragonfly's balanced paths
 # and LP take 15 s; a 36-router one's exercise the same code)
 SMALLER = {"topology.a": "4", "topology.h": "2"}
-COMMAND = re.compile(r"^(jaxnet(-[a-z]+)?( |$)|python scripts/)")
+SCRIPT = re.compile(r"^python (scripts|benchmarks)/")
+COMMAND = re.compile(r"^(jaxnet(-[a-z]+)?( |$)|python (scripts|benchmarks)/)")
 
 
 def commands_in(text: str) -> list[str]:
     """The commands of a Markdown text: lines of its code blocks (fenced or indented) that
     start with an app or a script, continuation lines joined and trailing comments dropped,
-    and inline `python scripts/...` commands (optional `[...]` arguments left out); lines with
+    and inline `python scripts/...` and `python benchmarks/...` commands (optional `[...]`
+    arguments left out); lines with
     placeholders (`<dir>`, `...`) only for jaxnet-plot, whose directories the test makes."""
     lines = []
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
         lines += block.replace("\\\n", " ").splitlines()
     lines += [line[4:] for line in text.splitlines() if line.startswith("    ")]
-    lines += [re.sub(r"\[[^]]*\]", "", inline) for inline in re.findall(r"`(python scripts/[^`]+)`", text)]
+    lines += [re.sub(r"\[[^]]*\]", "", inline)
+              for inline in re.findall(r"`(python (?:scripts|benchmarks)/[^`]+)`", text)]
     commands = []
     for line in lines:
         line = line.split(" #")[0].split("&&")[-1].strip()
@@ -117,7 +121,7 @@ def _parse_only(monkeypatch, command: str) -> None:
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
     monkeypatch.setattr(sys, "argv", [script, *args])
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    monkeypatch.syspath_prepend(str((ROOT / script).parent))
     with pytest.raises(_Parsed):
         runpy.run_path(str(ROOT / script), run_name="__main__")
 
@@ -125,13 +129,13 @@ def _parse_only(monkeypatch, command: str) -> None:
 def test_a_script_argument_it_does_not_take_fails_the_check(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
-        _parse_only(monkeypatch, "python scripts/bench.py --suite nope")
+        _parse_only(monkeypatch, "python benchmarks/bench.py --suite nope")
 
 
 @pytest.mark.parametrize("command", [_param(doc, c) for doc, c in CASES])
 def test_documented_command_runs(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # files a command writes (an export, outputs/) land here
-    if command.startswith("python scripts/"):
+    if SCRIPT.match(command):
         _parse_only(monkeypatch, command)
         return
     app, *args = shlex.split(command)

@@ -10,11 +10,12 @@ import pytest
 from conftest import simulate_cfg
 from test_engine import _check_invariants
 
+from jaxnet import build
 from jaxnet.paths.deadlock import channel_dependency_graph
 from jaxnet.routing import ROUTINGS, build_routing
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
 from jaxnet.sim.explore import explore_routes
-from jaxnet.sim.run import Network, quiet_cycles
+from jaxnet.sim.run import quiet_cycles
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.sim.stats import wide_value
 from jaxnet.topology import build_topology, from_graph
@@ -43,7 +44,7 @@ CASES = [
 
 
 def _network(topology, routing, policy, vcs):
-    return Network.build(build_topology(topology), build_routing(routing),
+    return build.network(build_topology(topology), build_routing(routing),
                          RouterSpec(vcs=vcs, vc_policy=policy))
 
 
@@ -107,7 +108,7 @@ def test_polarized_corners_are_counted_not_fatal():
     packet waits for good: every such head-cycle is counted, every other packet is
     delivered, and only once nothing else moves does the watchdog report the stuck ones."""
     topo = from_graph(nx.path_graph(5), "path5", 1)
-    network = Network.build(topo, build_routing({"name": "polarized"}), RouterSpec(vcs=13))
+    network = build.network(topo, build_routing({"name": "polarized"}), RouterSpec(vcs=13))
     assert explore_routes(network).corners > 0
     spec = SimSpec(warmup=0, measure=3000, chunk=1000, generate_until=1000, watchdog=300)
     rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.5, 1)], spec)
@@ -140,7 +141,7 @@ class _Clockwise(RoutingScheme):
     def max_hops(self, topo, tables):
         return 3
 
-    def dateline_vcs(self, topo, tables):
+    def own_vcs(self, topo, tables):
         return 1  # deliberately claims one VC is enough
 
     def candidates(self, tables, router, packets, ports):
@@ -151,7 +152,7 @@ class _Clockwise(RoutingScheme):
 def test_watchdog_reports_a_deadlock():
     ring = nx.cycle_graph(6)
     topo = from_graph(ring, "ring6", 1, port_order=lambda r: [(r + 1) % 6, (r - 1) % 6])
-    network = Network.build(topo, _Clockwise(), RouterSpec(vcs=1, input_buffer=1, output_buffer=1))
+    network = build.network(topo, _Clockwise(), RouterSpec(vcs=1, input_buffer=1, output_buffer=1))
     traffic = {"name": "destination_table", "routers": [(r + 3) % 6 for r in range(6)]}
     rows, _ = simulate_cfg(network, traffic, [(1.0, 1)], SimSpec(warmup=0, measure=4000, chunk=1000, watchdog=200))
     assert rows[0]["deadlock"] and rows[0]["deadlock_at"] > 0
@@ -174,7 +175,7 @@ def test_bad_routing_parameters():
 @pytest.mark.parametrize("policy, buffers", [("lowest", None), ("random", 2), ("dest", 3), ("dest", 1)])
 def test_injection_buffer_policies_deliver(policy, buffers):
     topo = build_topology(RRG)
-    network = Network.build(topo, build_routing({"name": "minimal"}),
+    network = build.network(topo, build_routing({"name": "minimal"}),
                             RouterSpec(vcs=4, injection_buffers=buffers, injection_policy=policy))
     rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.8, 1)], SimSpec(warmup=0, measure=2000, chunk=500,
                                                                            generate_until=800))

@@ -7,9 +7,9 @@ from conftest import simulate_cfg
 from routing_trace import trace_routes
 from test_engine import _check_invariants
 
+from jaxnet import build
 from jaxnet.paths.deadlock import find_deadlock_cycle, is_deadlock_free
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
@@ -40,8 +40,8 @@ def test_dor_routes_are_dimension_ordered_shortest_and_acyclic(name, sides, tie)
         assert moved == sorted(moved)
     vcs = {vc for route in routes for _, _, vc in route}
     tables = scheme.build_tables(topo)
-    assert vcs <= set(range(scheme.dateline_vcs(topo, tables)))
-    assert scheme.dateline_vcs(topo, tables) == (2 if name == "torus" else 1)
+    assert vcs <= set(range(scheme.own_vcs(topo, tables)))
+    assert scheme.own_vcs(topo, tables) == (2 if name == "torus" else 1)
     assert is_deadlock_free(routes)  # channels are (router, port, vc)
 
 
@@ -110,7 +110,7 @@ def test_dor_delivers_every_packet(name, sides, vcs, reached):
     (dateline VCs; seeds 1-4: 0.66-0.68 of 0.97), about 0.8 on the mesh (0.79-0.83 of 0.48)."""
     topo = build_topology({"name": name, "sides": sides, "servers_per_router": 2})
     scheme = build_routing({"name": "dor"})
-    network = Network.build(topo, scheme, RouterSpec(vcs=vcs))
+    network = build.network(topo, scheme, RouterSpec(vcs=vcs))
     points = [(0.2, 1), (1.0, 2)]
     rows, state = simulate_cfg(network, {"name": "uniform"}, points, SimSpec(warmup=300, measure=1500, chunk=300))
     for i, row in enumerate(rows):
@@ -127,7 +127,7 @@ def test_dor_single_pair_hops_exact():
     src, dst = 0, 3 + 5 * 2  # ring distances 2 and 2
     routers = [-1] * topo.n_routers
     routers[src] = dst
-    network = Network.build(topo, build_routing({"name": "dor"}), RouterSpec(vcs=2))
+    network = build.network(topo, build_routing({"name": "dor"}), RouterSpec(vcs=2))
     rows, _ = simulate_cfg(network, {"name": "destination_table", "routers": routers}, [(0.05, 1)],
                        SimSpec(warmup=0, measure=3000, chunk=1000))
     assert rows[0]["packets_consumed"] > 0 and rows[0]["average_hops"] == 4
@@ -142,7 +142,7 @@ def test_dor_errors():
     with pytest.raises(ValueError, match="topology"):
         build_routing({"name": "dor"}).build_tables(from_graph(nx.cycle_graph(5), "ring", 1))
     with pytest.raises(ValueError, match="router.vcs"):
-        Network.build(build_topology({"name": "torus", "sides": [4, 4]}),
+        build.network(build_topology({"name": "torus", "sides": [4, 4]}),
                       build_routing({"name": "dor"}), RouterSpec(vcs=1))
     with pytest.raises(ValueError, match="routing=dor"):
         build_routing({"name": "dor", "bogus": 1})
@@ -182,7 +182,7 @@ def test_omni_random_walks_respect_the_rules(sides, max_deroutes):
 @pytest.mark.slow  # a larger reproduction: slow tier
 def test_omni_delivers_every_packet_and_bounds_hops():
     topo = build_topology({"name": "hamming", "sides": [3, 3, 3], "servers_per_router": 2})
-    network = Network.build(topo, build_routing({"name": "omni"}), RouterSpec(vcs=6))
+    network = build.network(topo, build_routing({"name": "omni"}), RouterSpec(vcs=6))
     sides = np.asarray(topo.sides)
     shifted = topo.coords.copy()
     shifted[:, 0] = (shifted[:, 0] + 1) % sides[0]
@@ -215,5 +215,5 @@ def test_omni_errors():
         build_routing({"name": "omni"}).build_tables(build_topology({"name": "torus",
                                                                      "sides": [4, 4]}))
     with pytest.raises(ValueError, match="router.vcs"):
-        Network.build(build_topology({"name": "hamming", "sides": [3, 3]}),
+        build.network(build_topology({"name": "hamming", "sides": [3, 3]}),
                       build_routing({"name": "omni"}), RouterSpec(vcs=3))

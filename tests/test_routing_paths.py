@@ -8,13 +8,13 @@ import pytest
 from conftest import count_compilations, simulate_cfg
 from test_engine import _check_invariants
 
+from jaxnet import build
 from jaxnet.paths.pathset import PathSet, all_pairs, directed_links
 from jaxnet.routing import build_routing
 from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.routing.route_tables import route_routers, with_weights
 from jaxnet.routing.table import TablePaths
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
@@ -139,7 +139,7 @@ def test_bad_parameters(cfg, parameter):
 
 
 def _network(topo, routing, **router):
-    return Network.build(topo, routing, RouterSpec(**router))
+    return build.network(topo, routing, RouterSpec(**router))
 
 
 def _mean_block_length(topo, tables):

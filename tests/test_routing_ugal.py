@@ -7,9 +7,9 @@ from conftest import simulate_cfg
 from routing_trace import trace_routes
 from test_engine import _check_invariants
 
+from jaxnet import build
 from jaxnet.paths.deadlock import is_deadlock_free
 from jaxnet.routing import ROUTINGS, build_routing, vc_policy
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 from jaxnet.traffic import PATTERNS
@@ -39,7 +39,7 @@ def test_ugal_routes_are_minimal_or_valiant_with_hop_vcs(graph, dragonfly):
     scheme = build_routing({"name": "ugal"})
     tables = scheme.build_tables(topo)
     assert scheme.max_hops(topo, tables) == 2 * topo.diameter
-    assert vc_policy.vcs_needed("hops", scheme, topo, tables) == 2 * topo.diameter
+    assert vc_policy.VC_POLICIES["hops"].vcs_needed(scheme, topo, tables) == 2 * topo.diameter
     src, dst, routes = trace_routes(scheme, topo, choose="random", seed=3)
     lengths = np.array([len(r) for r in routes])
     assert (lengths >= topo.distances[src, dst]).all()
@@ -57,7 +57,7 @@ def test_ugal_routes_are_minimal_or_valiant_with_hop_vcs(graph, dragonfly):
 
 
 def _run(topo, routing, vcs, traffic, loads, window=WINDOW):
-    network = Network.build(topo, build_routing(routing), RouterSpec(vcs=vcs))
+    network = build.network(topo, build_routing(routing), RouterSpec(vcs=vcs))
     rows, state = simulate_cfg(network, traffic, [(load, i + 1) for i, load in enumerate(loads)], window)
     return network, rows, state
 
@@ -104,4 +104,4 @@ def test_ugal_errors(dragonfly):
         with pytest.raises(ValueError, match="routing.threshold"):
             build_routing({"name": "ugal", "threshold": value})
     with pytest.raises(ValueError, match="router.vcs"):
-        Network.build(dragonfly, build_routing({"name": "ugal"}), RouterSpec(vcs=5))
+        build.network(dragonfly, build_routing({"name": "ugal"}), RouterSpec(vcs=5))

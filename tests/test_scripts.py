@@ -1,4 +1,5 @@
-"""Every script under scripts/ imports against the current package (names they use exist)."""
+"""Every script under scripts/ and benchmarks/ imports against the current package (names they
+use exist); scripts/ imports only public names."""
 import importlib.util
 import json
 import subprocess
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "scripts").glob("*.py")) + sorted((ROOT / "benchmarks").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
@@ -20,10 +22,10 @@ def test_script_imports(path, monkeypatch):
 
 
 def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
-    """scripts/profile.py maps the profiled XLA operations back to the engine's phases: on a
+    """benchmarks/profile.py maps the profiled XLA operations back to the engine's phases: on a
     tiny network most of the operations run land on named phases, routing among them. Counted
     in operations, not time: the time shares move with the load on the machine."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / "profile.py"
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "profile.py"
     monkeypatch.syspath_prepend(str(path.parent))
     spec = importlib.util.spec_from_file_location("script_profile", path)
     module = importlib.util.module_from_spec(spec)
@@ -38,12 +40,12 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
 
 @pytest.mark.parametrize("mode", ["alternate", "interleaved"])
 def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
-    """scripts/bench_ab.py takes each revision's engine from git, measures each in its own
+    """benchmarks/bench_ab.py takes each revision's engine from git, measures each in its own
     process (one after the other, or taking turns window by window), and writes every
     measurement and the after / before ratio per case."""
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "ab.jsonl"
-    subprocess.run([sys.executable, str(root / "scripts" / "bench_ab.py"), "--before", "HEAD", "--network", "hamming",
+    subprocess.run([sys.executable, str(root / "benchmarks" / "bench_ab.py"), "--before", "HEAD", "--network", "hamming",
                     "--cases", "minimal:2:0.3", "--rounds", "1", "--mode", mode, "--chunk", "50",
                     "--chunks", "1", "--repeats", "1", "--out", str(out)], check=True, cwd=tmp_path)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -63,6 +65,6 @@ def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
 ])
 def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, str(root / "scripts" / "bench_ab.py"), *arguments, "--mode", "alternate"],
+    result = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_ab.py"), *arguments, "--mode", "alternate"],
                             capture_output=True, text=True)
     assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from jaxnet.sim.keys import NONE, choice_index
-from jaxnet.sim.phases import select_output
+from jaxnet.sim.route import select_output
 
 # One head, four candidate ports: costs w, occupancy q (phits), availability.
 COST = jnp.asarray([[0, 64, 64, 80]], jnp.int32)

@@ -1,4 +1,4 @@
-"""Sleeping heads (`jaxnet.sim.step.movable_heads`) are exact: with lists of buffers in use
+"""Sleeping heads (`jaxnet.sim.work.Listed`) are exact: with lists of buffers in use
 that hold every ring (heads that cannot move are skipped, blocked heads sleep) a saturated
 network goes through the same states, cycle for cycle, as one that routes every head of
 every buffer. Small lists and every-buffer fallbacks are covered by tests/test_behaviour.py;
@@ -8,10 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network, batch_params, compiled_advance, compiled_init
+from jaxnet.sim.run import batch_params, compiled_advance, compiled_init
 from jaxnet.sim.spec import RouterSpec, SimSpec
-from jaxnet.sim.step import sleeps
+from jaxnet.sim.work import EveryBuffer, Listed, heads_sleep, port_mask, rose_ports
 from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
 
@@ -39,35 +40,34 @@ SLOW = {"minimal_rrg", "dor_bubble_torus", "valiant_dragonfly_injection"}
 def test_sleeping_heads_change_nothing(name):
     topology, routing, router, pattern = CASES[name]
     topo = build_topology(topology)
-    network = Network.build(topo, build_routing(routing), RouterSpec.from_config({"vcs": "auto", **router}))
+    network = build.network(topo, build_routing(routing), build.router({"vcs": "auto", **router}))
     layout = network.layout
-    assert sleeps(layout, network.routing)
+    assert heads_sleep(network.model)
     points = [(1.0, 1), (0.6, 2)]
     spec = SimSpec(warmup=200, measure=CYCLES)
     params = batch_params([build_traffic({"name": pattern}, topo, seed) for _, seed in points], points,
                           spec, layout)
-    start = compiled_init(layout)(jnp.stack([jax.random.PRNGKey(seed) for _, seed in points]))
+    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
+    dense, _ = compiled_init(layout, False)(keys)
+    listed, sleep = compiled_init(layout, True)(keys)
     every_ring = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
-    dense, listed, slept = start, start, 0
+    slept = 0
     for _ in range(CYCLES // CHUNK):
-        dense, _ = compiled_advance(layout, network.routing, CHUNK, None, None)(
-            network.net, network.tables, params, dense)
-        listed, _ = compiled_advance(layout, network.routing, CHUNK, None, every_ring)(
-            network.net, network.tables, params, listed)
-        slept = max(slept, int((np.asarray(listed.sleep.wait_vc) >= 0).sum()))
+        dense, _, _ = compiled_advance(layout, network.routing, CHUNK, None, EveryBuffer())(
+            network.net, network.tables, params, dense, None)
+        listed, sleep, _ = compiled_advance(layout, network.routing, CHUNK, None, Listed(every_ring))(
+            network.net, network.tables, params, listed, sleep)
+        slept = max(slept, int((np.asarray(sleep.wait_vc) >= 0).sum()))
         for path, a, b in zip(jax.tree_util.tree_leaves_with_path(dense), jax.tree_util.tree_leaves(dense),
                               jax.tree_util.tree_leaves(listed)):
-            if "sleep" not in jax.tree_util.keystr(path[0]):
-                np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
+            np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
     assert slept > 0, "no head ever slept: the case does not exercise the sleeping path"
     assert int(np.asarray(dense.stats.consumed).sum(axis=1).min()) > 0
 
 
 @pytest.mark.parametrize("ports", [1, 17, 32, 33, 70])
 def test_port_mask_sets_one_bit_per_port(ports):
-    """A sleeping head's candidate ports as bit words (`phases.port_mask`), across word ends."""
-    from jaxnet.sim.phases import port_mask
-
+    """A sleeping head's candidate ports as bit words (`work.port_mask`), across word ends."""
     chosen = np.random.default_rng(ports).random((40, ports)) < 0.5
     words = np.asarray(port_mask(jnp.asarray(chosen)))
     assert words.shape == (40, -(-ports // 32)) and words.dtype == np.uint32
@@ -77,14 +77,14 @@ def test_port_mask_sets_one_bit_per_port(ports):
 
 @pytest.mark.parametrize("ports, vcs", [(17, 4), (40, 3)])
 def test_rose_ports_match_a_reference(ports, vcs):
-    """`phases.rose_ports` builds the woken ports' words of a plain loop over the risen
+    """`work.rose_ports` builds the woken ports' words of a plain loop over the risen
     outputs (row V: every port where some VC rose), across word ends."""
-    from jaxnet.sim import phases
+    from jaxnet.routing.vc_policy import VC_POLICIES
     from jaxnet.sim.layout import Layout
-    from jaxnet.sim.rings import RingList
+    from jaxnet.sim.rings import Subset
 
     layout = Layout(routers=6, ports=ports, servers_per_router=3, router=RouterSpec(vcs=vcs), max_hops=4,
-                    vc_policy="hops")
+                    vc_policy=VC_POLICIES["hops"])
     rng = np.random.default_rng(ports)
     ids = np.sort(rng.choice(layout.out_vcs, 60, replace=False)).astype(np.int32)
     valid, rose = rng.random(60) < 0.8, rng.random(60) < 0.5
@@ -95,5 +95,5 @@ def test_rose_ports_match_a_reference(ports, vcs):
         if port < ports:
             for row in (vc, vcs):
                 expected[router, row, port // 32] |= np.uint32(1 << (port % 32))
-    listed = RingList(jnp.asarray(ids), jnp.asarray(valid))
-    np.testing.assert_array_equal(np.asarray(phases.rose_ports(layout, listed, jnp.asarray(rose))), expected)
+    listed = Subset(jnp.asarray(ids), jnp.asarray(valid))
+    np.testing.assert_array_equal(np.asarray(rose_ports(layout, listed, jnp.asarray(rose))), expected)

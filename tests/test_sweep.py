@@ -15,8 +15,10 @@ import pytest
 from apps import assert_one_line, run_app
 from conftest import make_network
 
+from jaxnet import build
 from jaxnet.cli import simulate as simulate_app
 from jaxnet.results import collect, read_rows
+from jaxnet.sim import checkpoint as checkpoints
 from jaxnet.sim import run as sim_run
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.state import pack_counters
@@ -104,8 +106,9 @@ FIRST_CHUNK_THEN_SIMULATE = """
 import os, sys
 import jax
 import networkx as nx
+from jaxnet import build
 from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network, compile_first_chunk, simulate
+from jaxnet.sim.run import compile_first_chunk, simulate
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import from_graph
 from jaxnet.traffic import tables_for_points
@@ -113,7 +116,7 @@ from jaxnet.traffic import tables_for_points
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # tiny networks compile in < 1 s
 entries = lambda: sorted(name for name in os.listdir(sys.argv[1]) if name.startswith("jit_batch"))
 topo = from_graph(nx.random_regular_graph(4, 12, seed=5), "test", 2)
-network = Network.build(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=3))
+network = build.network(topo, build_routing({"name": "minimal"}), RouterSpec(vcs=3))
 points = [(0.4, 1), (0.7, 2), (0.7, 3)]
 traffic = tables_for_points({"name": "uniform"}, topo, points)
 spec = SimSpec(warmup=30, measure=60, chunk=30)
@@ -173,10 +176,10 @@ def test_checkpoint_of_another_state_layout_is_ignored(tmp_path):
     loaded into this engine's state: the run starts again."""
     like = {"a": np.zeros(3, np.int32), "b": np.zeros((2, 2), np.int32)}
     path = tmp_path / "checkpoint.npz"
-    sim_run._save_checkpoint(path, {"a": np.zeros(3, np.int32), "b": np.zeros(4, np.int32)}, 1, "run")
-    assert sim_run._load_checkpoint(path, like, "run") is None
-    sim_run._save_checkpoint(path, like, 2, "run")
-    assert sim_run._load_checkpoint(path, like, "run")[1] == 2
+    checkpoints.save(path, {"a": np.zeros(3, np.int32), "b": np.zeros(4, np.int32)}, 1, "run")
+    assert checkpoints.load(path, like, "run") is None
+    checkpoints.save(path, like, 2, "run")
+    assert checkpoints.load(path, like, "run")[1] == 2
 
 
 def test_checkpoint_resume_is_bit_identical(tmp_path):

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from conftest import simulate_cfg
 
+from jaxnet import build
 from jaxnet.paths.deadlock import channel_dependency_graph
 from jaxnet.routing import build_routing
 from jaxnet.routing.route_tables import route_routers
 from jaxnet.routing.torus_table import dateline_vcs
 from jaxnet.sim.explore import explore_routes
-from jaxnet.sim.run import Network
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.sim.stats import wide_value
 from jaxnet.topology import build_topology
@@ -19,7 +19,7 @@ ANGARA = {"name": "torus", "sides": [4, 2, 2, 2], "servers_per_router": 1}
 
 
 def _network(topology, algorithm):
-    return Network.build(build_topology(topology), build_routing({"name": "torus_table", "algorithm": algorithm}),
+    return build.network(build_topology(topology), build_routing({"name": "torus_table", "algorithm": algorithm}),
                          RouterSpec(vcs=2))
 
 
@@ -115,4 +115,4 @@ def test_not_a_torus_is_a_clear_error():
     topo = build_topology({"name": "rrg", "routers": 8, "degree": 3, "seed": 1, "medoid_of": 1,
                            "servers_per_router": 1})
     with pytest.raises(ValueError, match="topology"):
-        Network.build(topo, build_routing({"name": "torus_table"}), RouterSpec(vcs=2))
+        build.network(topo, build_routing({"name": "torus_table"}), RouterSpec(vcs=2))

@@ -14,11 +14,12 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from tqdm.auto import tqdm
 
+from jaxnet import build
 from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
 from jaxnet.results import collect
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
-from jaxnet.sim.run import Network, simulations_that_fit
+from jaxnet.sim.run import simulations_that_fit
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches
 from jaxnet.traffic import build_traffic
@@ -37,7 +38,7 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     import jax
 
     job = resolve(config, explicit)
-    spec = SimSpec.from_config(job["sim"])
+    spec = build.sim(job["sim"])
     results = Path(out_dir) / "results.csv"
     rows, damaged = read_rows(results)
     if damaged:
@@ -50,7 +51,7 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     if not todo:
         log.info("nothing to simulate: all %d point(s) are in %s", len(rows), results)
         return rows
-    network = Network.from_config(job)
+    network = build.network_of(job)
     cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
     workers = spec.resolved_workers(network.topo.n_routers * cycles * len(todo), len(todo))
     log.info("%d new point(s), %d already in %s; %d worker process(es)", len(todo), len(rows), results, workers)

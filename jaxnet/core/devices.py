@@ -2,9 +2,9 @@
 
 Host devices: XLA runs the host as one device; JAXNET_HOST_DEVICES=N asks for N, and a
 batch is then padded and sharded over them (`jaxnet.sim.run.shard`). One device is the
-default: on the 2-core CI machine a batch of 8 sharded over 2 host devices ran at 0.59x the
-speed of one pinned core (docs/benchmarks.md); every core is used by worker processes
-instead (`jaxnet.sim.workers`). An explicit XLA_FLAGS wins.
+default: a batch sharded over host devices ran slower than one pinned core
+(docs/performance.md); every core is used by worker processes instead
+(`jaxnet.sim.workers`). An explicit XLA_FLAGS wins.
 
 Compilation cache: compiling a simulator takes seconds to a minute and a program depends
 only on the structure (network, routing, router, list capacities), so the apps keep XLA's

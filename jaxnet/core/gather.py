@@ -1,11 +1,10 @@
 """Gathers that XLA:CPU runs fast: rows of an array by one flat index.
 
-A gather with a two-dimensional index (table[i, j], slots[row, field]) runs 2-3x slower on
-XLA:CPU than the same gather by one flat index into the array viewed as rows (17k reads:
-121 against 55 us for slots[row, field]; docs/benchmarks.md). Indices must be in bounds:
-these gathers skip XLA's clamping and the wrap-around of negative indices. Scatters stay 2-D:
-one written by a flat index halved a GPU's speed (the slots' free times, before they moved out
-of the records: docs/benchmarks.md "GPU: one H100").
+A gather with a two-dimensional index (table[i, j], slots[row, field]) runs slower on
+XLA:CPU than the same gather by one flat index into the array viewed as rows
+(benchmarks/README.md). Indices must be in bounds: these gathers skip XLA's clamping and the
+wrap-around of negative indices. Scatters stay 2-D: one written by a flat index was slower
+on a GPU.
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ FLAT_INDEX_LIMIT = 2**31  # flat indices are int32
 
 
 def take_rows(array, index):
-    """array[index] for indices known to be in bounds (skips XLA's clamping: ~2x faster)."""
+    """array[index] for indices known to be in bounds (skips XLA's clamping)."""
     return array.at[index].get(**IN_BOUNDS)
 
 

@@ -1,38 +1,42 @@
-"""Registries keyed by config name: one mechanism for topologies, traffic patterns and
-routing schemes. A config group is a mapping with `name` plus the entry's keyword
-arguments; unknown keys are refused with the same one-line error everywhere."""
+"""Registries keyed by config name: one mechanism for every named choice of the config
+(topologies, traffic patterns, routing schemes, VC policies, selections, flow controls,
+injection policies, path and table algorithms). A registry is built from an explicit
+mapping, written where its entries are listed (a package's `__init__`, or the module that
+defines them all); nothing registers itself on import.
+
+A config group is a mapping with `name` plus the entry's keyword arguments (`build`);
+a plain option is just a name (`get`). Unknown names and keys are refused with the same
+one-line error everywhere, naming the closest valid names."""
 from __future__ import annotations
 
+import difflib
 import inspect
 from typing import Any, Callable, Iterator, Mapping
 
 from jaxnet.core.validate import require
 
 
+def closest(name: object, valid) -> str:
+    """'; did you mean x?' for the valid name closest to `name`, or ''."""
+    found = difflib.get_close_matches(str(name), [str(v) for v in valid], n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(found)}?" if found else ""
+
+
 class Registry:
-    """Builders (functions or classes) of one config group, keyed by config name.
+    """The entries of one config group or option, keyed by config name.
 
     `leading` is the number of positional arguments every builder takes before its
     config keys (e.g. a traffic pattern's topology and random generator)."""
 
-    def __init__(self, group: str, leading: int = 0):
+    def __init__(self, group: str, entries: Mapping[str, Any], leading: int = 0):
         self.group = group
         self.leading = leading
-        self._entries: dict[str, Callable[..., Any]] = {}
-
-    def register(self, name: str):
-        """Decorator: make a builder available as `<group>=<name>`."""
-
-        def wrap(builder):
-            self._entries[name] = builder
-            return builder
-
-        return wrap
+        self._entries = dict(entries)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def __getitem__(self, name: str) -> Callable[..., Any]:
+    def __getitem__(self, name: str) -> Any:
         return self._entries[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -47,6 +51,13 @@ class Registry:
     def items(self):
         return self._entries.items()
 
+    def get(self, name: object, where: str | None = None) -> Any:
+        """The entry `name`, or a ValueError naming `where` (default: the group), the value
+        and the valid names."""
+        require(name in self._entries, where or self.group, name,
+                f"one of {sorted(self._entries)}{closest(name, self._entries)}")
+        return self._entries[name]
+
     def options(self, name: str) -> list[str]:
         """The config keys entry `name` accepts (besides `name`)."""
         params = list(inspect.signature(self._entries[name]).parameters.values())[self.leading:]
@@ -59,14 +70,15 @@ class Registry:
         require(isinstance(cfg, Mapping), where, cfg, "a config group with a `name`")
         params = dict(cfg)
         name = params.pop("name", None)
-        require(name in self._entries, f"{where}.name", name, f"one of {sorted(self._entries)}")
+        self.get(name, f"{where}.name")
         accepted = self.options(name)
         for key in params:
             require(key in accepted, f"{where}.{key}", params[key],
-                    f"{self.group}={name} takes only {sorted(accepted)}")
+                    f"{self.group}={name} takes only {sorted(accepted)}{closest(key, accepted)}")
         return name, params
 
     def build(self, cfg: Mapping, *leading: Any, where: str | None = None) -> Any:
         """Call the entry a config group names with the leading arguments and its keys."""
         name, params = self.split(cfg, where)
-        return self._entries[name](*leading, **params)
+        builder: Callable[..., Any] = self._entries[name]
+        return builder(*leading, **params)

@@ -27,16 +27,33 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.core.registry import Registry
 from jaxnet.core.validate import require, require_int
 from jaxnet.paths.pathset import PathSet, all_pairs, directed_links
 
-ALGORITHMS = ("multi_mcf", "multi_mcf_random", "multi_mcf_penal", "multi_mcf_cyclic")
+
+class Variant(NamedTuple):
+    """One of the GBAMCF heuristics: random tie-breaking among equal paths (`randomised`),
+    link penalties from the paths found so far (`penalised`), repeated passes (`cyclic`)."""
+
+    randomised: bool
+    penalised: bool
+    cyclic: bool
+
+
+# `paths.algorithm`, in the paper's order.
+ALGORITHMS = Registry("paths.algorithm", {
+    "multi_mcf": Variant(False, False, False),
+    "multi_mcf_random": Variant(True, False, False),
+    "multi_mcf_penal": Variant(True, True, False),
+    "multi_mcf_cyclic": Variant(True, True, True),
+})
 _INF = 1 << 30
 
 
@@ -214,7 +231,7 @@ def _compiled(neighbor_bytes: bytes, shape: tuple, k: int, max_len: int, randomi
 def _validate(k: int, algorithm: str, cycles: int) -> None:
     """Raise a ValueError naming the first bad path-set parameter."""
     require_int(k, "paths.k", 1)
-    require(algorithm in ALGORITHMS, "paths.algorithm", algorithm, f"one of {list(ALGORITHMS)}")
+    ALGORITHMS.get(algorithm, "paths.algorithm")
     require_int(cycles, "paths.cycles", 1)
 
 
@@ -249,9 +266,8 @@ def find_paths(
     n_routers = neighbor.shape[0]
     link_src, link_dst, _ = directed_links(neighbor)
     pair_src, pair_dst = all_pairs(n_routers)
-    randomised = algorithm != "multi_mcf"
-    penalised = algorithm in ("multi_mcf_penal", "multi_mcf_cyclic")
-    n_cycles = cycles if algorithm == "multi_mcf_cyclic" else 1
+    randomised, penalised, cyclic = ALGORITHMS[algorithm]
+    n_cycles = cycles if cyclic else 1
     max_len = int(2 * topology.distances.max() + 2)
     if resume is not None:
         max_len = max(max_len, resume.max_len)
@@ -261,7 +277,7 @@ def find_paths(
         return _to_pathset(
             np.asarray(links), np.asarray(n_paths), pair_src, pair_dst, link_src, link_dst, algorithm,
             dict(k=k, cycles=len(history), seed=seed, topology=topology.name),
-            np.stack(history) if algorithm == "multi_mcf_cyclic" else None,
+            np.stack(history) if cyclic else None,
         )
 
     while True:

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxnet.core.files import load_arrays
+from jaxnet.core.registry import Registry
 from jaxnet.core.validate import require, require_int, require_number
 from jaxnet.paths.deadlock import (
     channel_dependency_graph,
@@ -52,9 +53,6 @@ from jaxnet.paths.torus_graph import (
 )
 from jaxnet.paths.torus_routes import RouteCandidates, minimal_route_candidates
 
-ALGORITHMS = ("bfs", "sssp", "genetic")
-GENETIC_DEFAULTS = dict(population=100, mutation_rate=0.02, patience=30, tolerance=0.05,
-                        max_generations=2000, seed=0)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -99,22 +97,12 @@ def build_table(shape: TorusShape, algorithm: str = "sssp", augment: bool = True
     augment: use the Theorem 2 FS/LS turns (the paper's deadlock-free routing graph);
     False restricts routes to plain direction order.
     """
-    require(algorithm in ALGORITHMS, "tables.algorithm", algorithm, f"one of {ALGORITHMS}")
     require(isinstance(augment, bool), "tables.augment", augment, "must be true or false")
-    allowed = set(GENETIC_DEFAULTS) if algorithm == "genetic" else set()
-    for key in params:
-        require(key in allowed, f"tables.{key}", params[key],
-                f"{algorithm} takes only {sorted(allowed | {'augment'})}")
+    ALGORITHMS.get(algorithm, "tables.algorithm")
+    ALGORITHMS.split({"name": algorithm, **params}, "tables")
     start = time.perf_counter()
     turns = deadlock_free_turns(shape) if augment else no_extra_turns(shape)
-    if algorithm == "bfs":
-        channels, info = bfs_routes(RoutingGraph.build(shape, turns))
-    else:
-        candidates = minimal_route_candidates(shape, turns)
-        if algorithm == "sssp":
-            channels, info = sssp_routes(candidates)
-        else:
-            channels, info = genetic_routes(candidates, **{**GENETIC_DEFAULTS, **params})
+    channels, info = ALGORITHMS.build({"name": algorithm, **params}, shape, turns, where="tables")
     directions = np.where(channels < shape.n_channel_ids, channels % shape.n_dirs, -1)
     info = {**info, "seconds": time.perf_counter() - start}
     R = shape.n_nodes
@@ -339,6 +327,27 @@ def _check_genetic(population, mutation_rate, patience, tolerance, max_generatio
 
 
 # ------------------------------------------------------------------------------- metrics
+def bfs(shape: TorusShape, turns) -> tuple[np.ndarray, dict]:
+    """The BFS table (Algorithm 1) on the routing graph of the allowed turns."""
+    return bfs_routes(RoutingGraph.build(shape, turns))
+
+
+def sssp(shape: TorusShape, turns) -> tuple[np.ndarray, dict]:
+    """The SSSP table (Algorithm 2) among the minimal routes the turns allow."""
+    return sssp_routes(minimal_route_candidates(shape, turns))
+
+
+def genetic(shape: TorusShape, turns, population: int = 100, mutation_rate: float = 0.02, patience: int = 30,
+            tolerance: float = 0.05, max_generations: int = 2000, seed: int = 0) -> tuple[np.ndarray, dict]:
+    """The genetic table (section 4.2) among the minimal routes the turns allow."""
+    return genetic_routes(minimal_route_candidates(shape, turns), population, mutation_rate, patience, tolerance,
+                          max_generations, seed)
+
+
+# `tables.algorithm`: (shape, turns, **options) -> (channel rows, info).
+ALGORITHMS = Registry("tables.algorithm", {"bfs": bfs, "sssp": sssp, "genetic": genetic}, leading=2)
+
+
 def deviation(loads: np.ndarray, k: int = 4) -> np.ndarray:
     """sigma(k, R): k-th root of the mean |gamma_perfect - gamma_c|^k over channels (last axis).
 

@@ -1,11 +1,11 @@
 """Routing schemes, keyed by config name (`conf/routing/<name>.yaml`). The candidate
-contract every scheme follows is stated once, in `jaxnet/routing/base.py`."""
+contract every scheme follows is stated once, in `jaxnet/routing/base.py`; VC policies are
+in `jaxnet/routing/vc_policy.py`."""
 from __future__ import annotations
 
 from typing import Mapping
 
 from jaxnet.core.registry import Registry
-from jaxnet.routing import vc_policy  # noqa: F401  (jaxnet.routing.vc_policy)
 from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.base import NOT_CANDIDATE, RoutingScheme
 from jaxnet.routing.dor import DimensionOrder
@@ -24,11 +24,11 @@ from jaxnet.routing.valiant import (
     ValiantRecomputation,
 )
 
-ROUTINGS = Registry("routing")
-for _scheme in (Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant,
-                ValiantRecomputation, RestrictedValiantRecomputation, Polarized, DimensionOrder,
-                Ugal, OmniWar, KShortestPaths, AllMinimalPaths, TablePaths, TorusTableRouting):
-    ROUTINGS.register(_scheme.name)(_scheme)
+ROUTINGS = Registry("routing", {scheme.name: scheme for scheme in (
+    Minimal, SourceMinimal, DragonflyMinimal, Valiant, RestrictedValiant, ValiantRecomputation,
+    RestrictedValiantRecomputation, Polarized, DimensionOrder, Ugal, OmniWar, KShortestPaths,
+    AllMinimalPaths, TablePaths, TorusTableRouting,
+)})
 
 
 def build_routing(cfg: Mapping) -> RoutingScheme:
@@ -36,4 +36,4 @@ def build_routing(cfg: Mapping) -> RoutingScheme:
     return ROUTINGS.build(cfg)
 
 
-__all__ = ["NOT_CANDIDATE", "ROUTINGS", "RoutingScheme", "build_routing", "vc_policy"]
+__all__ = ["NOT_CANDIDATE", "ROUTINGS", "RoutingScheme", "build_routing"]

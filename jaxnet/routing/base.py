@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 NOT_CANDIDATE = 1 << 30
 
@@ -64,6 +64,8 @@ class RoutingScheme:
     # Random draws of the fields set at injection that the route explorer follows per router
     # pair (schemes with random intermediates need more to meet their longest route).
     explore_draws: ClassVar[int] = 1
+    # Minimal phases every route consists of (Valiant: 2, to the intermediate and on).
+    phases: ClassVar[int] = 1
 
     def build_tables(self, topo: Topology) -> Any:
         """Host-side tables (a pytree of numpy arrays)."""
@@ -73,12 +75,8 @@ class RoutingScheme:
         """Longest route in router-to-router hops (sizes the hop histogram and VC check)."""
         raise NotImplementedError
 
-    def dragonfly_phases(self) -> int:
-        """Local-global-local phases of every route (vc_policy=dragonfly)."""
-        raise NotImplementedError
-
-    def dateline_vcs(self, topo: Topology, tables: Any) -> int:
-        """VCs of the scheme's own dateline VCs (vc_policy=dateline)."""
+    def own_vcs(self, topo: Topology, tables: Any) -> int:
+        """VCs the scheme's own `Candidates.vc` take (schemes that choose their VCs)."""
         raise NotImplementedError
 
     def check_deadlock_free(self, topo: Topology, tables: Any, policy: str) -> None:
@@ -114,8 +112,8 @@ class RoutingScheme:
 
 def narrow_ints(table: np.ndarray) -> np.ndarray:
     """A table of non-negative integers in the narrowest unsigned type that holds them
-    (hop distances: uint8 up to 255). Tables gathered once per candidate then stay in the
-    cache: RRG 720's distances take 0.5 MB instead of 2 MB. Cast what is read to int32."""
+    (hop distances: uint8 up to 255). Tables gathered once per candidate then take a
+    quarter of the cache they would as int32. Cast what is read to int32."""
     top = int(table.max(initial=0))
     dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if top <= np.iinfo(t).max)
     return table.astype(dtype)

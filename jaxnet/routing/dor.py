@@ -46,7 +46,7 @@ import numpy as np
 from jaxnet.core import packets as pk
 from jaxnet.core.validate import require
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 TIES = ("plus", "source_parity")
 
@@ -99,7 +99,7 @@ class DimensionOrder(RoutingScheme):
     def max_hops(self, topo, tables):
         return topo.diameter
 
-    def dateline_vcs(self, topo, tables):
+    def own_vcs(self, topo, tables):
         return 2 if bool(np.any(tables.periodic)) else 1
 
     def direction_and_vc(self, tables, router, packets):

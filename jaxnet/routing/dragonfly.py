@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxnet.core.validate import require
 from jaxnet.routing.minimal import NextHopRouting
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 _FAR = 1 << 8
 
@@ -68,9 +68,6 @@ class DragonflyMinimal(NextHopRouting):
 
     def routes(self, topo):
         return hierarchical_routes(topo)
-
-    def dragonfly_phases(self):
-        return 1
 
     @property
     def vc_policies(self):

@@ -40,7 +40,7 @@ import numpy as np
 from jaxnet.core import packets as pk
 from jaxnet.core.validate import is_int, require, require_int
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 _COUNT_BITS = 8
 

@@ -32,7 +32,7 @@ from jaxnet.core.rng import uniform01
 from jaxnet.core.validate import require
 from jaxnet.paths.enumerate import Routes
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 
 class PathTables(NamedTuple):

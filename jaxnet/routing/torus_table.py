@@ -45,7 +45,7 @@ from jaxnet.routing.route_tables import (
     draw_path,
     tables_from_routes,
 )
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 
 class TorusTables(NamedTuple):
@@ -97,7 +97,7 @@ class TorusTableRouting(PathTableRouting):
     seed: int = 1
 
     def __post_init__(self):
-        require(self.algorithm in ALGORITHMS, "routing.algorithm", self.algorithm, f"one of {ALGORITHMS}")
+        ALGORITHMS.get(self.algorithm, "routing.algorithm")
 
     def _table(self, topo: Topology):
         kind = topo.name.split("(")[0]
@@ -147,7 +147,7 @@ class TorusTableRouting(PathTableRouting):
     def max_hops(self, topo, tables):
         return super().max_hops(topo, tables.paths)
 
-    def dateline_vcs(self, topo, tables):
+    def own_vcs(self, topo, tables):
         return 1 + int(np.asarray(tables.vc).max())
 
     def at_injection(self, tables, router, packets, bits):

@@ -26,7 +26,7 @@ from jaxnet.core.validate import require
 from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, port_bits
 from jaxnet.routing.dragonfly import DragonflyMinimal
 from jaxnet.routing.minimal import Minimal
-from jaxnet.topology import Topology
+from jaxnet.topology.base import Topology
 
 BASES = {"minimal": Minimal, "dragonfly_minimal": DragonflyMinimal}
 
@@ -72,6 +72,7 @@ class Valiant(RoutingScheme):
     name: ClassVar[str] = "valiant"
     restricted: ClassVar[bool] = False
     explore_draws: ClassVar[int] = 16
+    phases: ClassVar[int] = 2
     base: str = "minimal"
 
     def build_tables(self, topo):
@@ -84,9 +85,6 @@ class Valiant(RoutingScheme):
 
     def max_hops(self, topo, tables):
         return 2 * int(base_routes(topo, self.base)[0].max())
-
-    def dragonfly_phases(self):
-        return 2
 
     @property
     def vc_policies(self):

@@ -16,7 +16,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
-from jaxnet.routing import vc_policy
 from jaxnet.routing.base import NOT_CANDIDATE
 from jaxnet.sim.phases import take_port
 
@@ -73,7 +72,7 @@ def _expand(network, router, packets):
     """(candidate mask [M, P], VC [M, P], packet after taking each port [M, P, F])."""
     layout, routing = network.layout, network.routing
     cost, scheme_vc, _ = routing.candidates(network.tables, router, packets, layout.ports)
-    vc = vc_policy.candidate_vcs(layout.vc_policy, network.net.port_class, router, packets, scheme_vc)
+    vc = layout.vc_policy.candidate_vcs(network.net.port_class, router, packets, scheme_vc)
     vc = jnp.broadcast_to(vc[:, None] if vc.ndim == 1 else vc, cost.shape)
     ok = (cost < NOT_CANDIDATE) & (vc < layout.vcs)
     ports = jnp.arange(layout.ports)

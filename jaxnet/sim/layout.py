@@ -8,14 +8,15 @@ port_id * V + vc.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim.spec import RouterSpec
-from jaxnet.topology import Topology
-from jaxnet.topology.cartesian import port_rings
+from jaxnet.topology.base import Topology
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +28,9 @@ class Layout:
     servers_per_router: int  # p
     router: RouterSpec
     max_hops: int  # longest route of the routing scheme, in router-to-router hops
-    vc_policy: str  # the router's VC policy resolved for the scheme (jaxnet.routing.vc_policy)
+    # the router's VC policy resolved for the scheme (a `jaxnet.routing.vc_policy.VcPolicy`):
+    # its `candidate_vcs` gives the VC of every candidate
+    vc_policy: Any
 
     @property
     def vcs(self) -> int:
@@ -94,8 +97,10 @@ class NetArrays(NamedTuple):
     port_ring: jnp.ndarray
 
 
-def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
-    """Wiring of `topo` as flat index arrays (host side, once)."""
+def build_net_arrays(topo: Topology, layout: Layout, port_ring: np.ndarray | None = None) -> NetArrays:
+    """Wiring of `topo` as flat index arrays (host side, once). `port_ring`: int32 [R, P] the
+    ring each network port travels (`jaxnet.topology.cartesian.port_rings`), given under
+    bubble flow control only."""
     r_count, ports, p = layout.routers, layout.ports, layout.servers_per_router
     width = ports + p
     spec = layout.router
@@ -118,10 +123,11 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
     inject_port = (servers // p) * width + ports + servers % p
     inject_vc = (inject_port[:, None] * layout.vcs + np.arange(layout.vcs)[None, :]).astype(np.int32)
 
-    port_ring = np.zeros((r_count, ports), np.int32)
+    assert (port_ring is not None) == (spec.flow_control == "bubble"), "port rings go with bubble flow control"
     in_ring = np.zeros((r_count, width), np.int32)
-    if spec.flow_control == "bubble":
-        port_ring = port_rings(topo)
+    if port_ring is None:
+        port_ring = np.zeros((r_count, ports), np.int32)
+    else:
         # input (r, q) is fed by port peer_port[r, q] of neighbor[r, q]: that port's ring
         fed = port_ring[np.maximum(topo.neighbor, 0), np.maximum(topo.peer_port, 0)]
         in_ring = np.concatenate([np.where(topo.neighbor >= 0, fed, -1), np.full((r_count, p), -1)], axis=1)
@@ -137,3 +143,18 @@ def build_net_arrays(topo: Topology, layout: Layout) -> NetArrays:
         in_ring=jnp.asarray(np.repeat(in_ring.ravel(), layout.vcs).astype(np.int32)),
         port_ring=jnp.asarray(port_ring),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """What a cycle simulates: the static structure (`layout`, the routing scheme: part of
+    the jit cache key) and the traced arrays of one network (`net` wiring, routing
+    `tables`), shared by every simulation of a batch."""
+
+    layout: Layout
+    routing: RoutingScheme
+    net: NetArrays
+    tables: Any
+
+
+jax.tree_util.register_dataclass(Model, data_fields=["net", "tables"], meta_fields=["layout", "routing"])

@@ -6,51 +6,30 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Mapping
 
 import jax
 
 from jaxnet.core.validate import is_int, require, require_int, require_number
-from jaxnet.routing import vc_policy
+from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES, SELECTIONS
 
-# Which injection buffer (VC of the injection port) a new packet takes: the lowest-index
-# one with room (DESIGN default), a random one with room, or one fixed by the destination
-# section (Valiant paper, section IV-C).
-INJECTION_POLICIES = ("lowest", "random", "dest")
-# Order of request filtering and selection: drop outputs that cannot take the whole packet
-# and pick the best remaining candidate (DESIGN), or pick the best candidate and wait while
-# it cannot take the packet (Polarized paper, Algorithm 1).
-SELECTIONS = ("available_first", "best_first")
-# Virtual cut-through on every hop, or bubble flow control in the rings of a torus (a head
-# entering a ring needs room for two packets, one continuing in its ring room for one).
-FLOW_CONTROLS = ("cut_through", "bubble")
 # Packets a buffer (input, injection, output, source queue) holds at most: the engine packs
 # a ring's three counters into one int32 (`jaxnet.sim.state.Rings`), 10 bits each.
 MAX_DEPTH = 1023
-# sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
-# VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
-# list capacity is one more compilation of the chunk (3-5 s), which a short run does not win
-# back (lists cut a cycle of a 16-64-router network 2.5-3.5x: docs/benchmarks.md). A list's
-# capacity is a power of 2**(1/4) times the server count.
-AUTO_LISTS_FROM = 16384
-LISTS_FROM = 2 * 10**5
-AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
-# The lists, in the order of sim.active_lists and of the engine's counts (`step.cycle_step`).
+# The work lists (`jaxnet.sim.work.Listed`), in the order of sim.active_lists and of the
+# counts the engine reports.
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
           "occupied output rings", "output rings with a packet to send on an idle link",
           "servers with a packet to inject or to generate")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
-# VCs (Hamming 4x4, Dragonfly a=4 h=2: 1.2x faster than one simulation at a time), and steps
-# larger ones one at a time (Slim Fly q=5 even, RRG 64/8 0.87x vmapped: docs/benchmarks.md).
+# VCs, and steps larger ones one at a time (docs/performance.md).
 VMAP_UP_TO = 800
 # sim.sub_batch: auto on a CPU puts about this many router-cycles (a few seconds on one core)
 # into a sub-batch, at most SUB_BATCH_MAX points: each sub-batch pays a fixed set-up (the
-# state, traffic tables, results: about 0.2 s), which points of small networks do not cover
-# (docs/benchmarks.md).
+# state, traffic tables, results), which points of small networks do not cover.
 SUB_BATCH_WORK = 2 * 10**6
 SUB_BATCH_MAX = 32
 # sim.workers: auto starts one process per core for jobs of at least this many router-cycles
-# (about 30 s on one core; starting a worker costs a few seconds: docs/benchmarks.md).
+# (starting a worker costs seconds).
 WORKERS_FROM = 10**7
 
 
@@ -60,15 +39,6 @@ def _load(value) -> float:
 
 def _seed(value) -> int:
     return require_int(value, "sim.seeds", 0, 2**31 - 1)
-
-
-def _from_mapping(cls, group: str, cfg: Mapping) -> dict:
-    known = {f.name for f in dataclasses.fields(cls)}
-    require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
-    extra = sorted(set(cfg) - known)
-    require(not extra, f"{group}.{extra[0]}" if extra else group, cfg.get(extra[0]) if extra else None,
-            f"unknown key; {group} takes only {sorted(known)}")
-    return dict(cfg)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,20 +53,12 @@ class RouterSpec:
     router_latency: int = 0
     crossbar_speedup: int = 1
     source_queue: int = 20
-    vc_policy: str = vc_policy.AUTO
+    vc_policy: str = "auto"  # resolved for the scheme when the network is built
     injection_buffers: int | None = None
     injection_buffer: int | None = None
     injection_policy: str = "lowest"
     selection: str = "available_first"
     flow_control: str = "cut_through"
-
-    @classmethod
-    def from_config(cls, cfg: Mapping) -> "RouterSpec":
-        values = _from_mapping(cls, "router", cfg)
-        latency = values.get("link_latency", 1)
-        if isinstance(latency, Mapping):
-            values["link_latency"] = tuple(sorted((str(k), v) for k, v in latency.items()))
-        return cls(**values)
 
     def __post_init__(self) -> None:
         for name in ("packet_size", "crossbar_speedup"):
@@ -108,14 +70,9 @@ class RouterSpec:
         require_int(self.router_latency, "router.router_latency", 0)
         for cls_name, cycles in self.latency_by_class().items():
             require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1)
-        require(self.vc_policy in (vc_policy.AUTO, *vc_policy.POLICIES), "router.vc_policy",
-                self.vc_policy, f"one of {[vc_policy.AUTO, *vc_policy.POLICIES]}")
-        require(self.injection_policy in INJECTION_POLICIES, "router.injection_policy",
-                self.injection_policy, f"one of {list(INJECTION_POLICIES)}")
-        require(self.selection in SELECTIONS, "router.selection", self.selection,
-                f"one of {list(SELECTIONS)}")
-        require(self.flow_control in FLOW_CONTROLS, "router.flow_control", self.flow_control,
-                f"one of {list(FLOW_CONTROLS)}")
+        INJECTION_POLICIES.get(self.injection_policy)
+        SELECTIONS.get(self.selection)
+        FLOW_CONTROLS.get(self.flow_control)
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")
@@ -170,12 +127,12 @@ class SimSpec:
     generate_until: int | None = None  # cycle at which generation stops (None: never)
     # Simulations stepped together by vmap; the rest of the batch runs through lax.map in
     # the same compiled call. "auto": the whole batch on GPU/TPU and, on a CPU, on networks
-    # of at most VMAP_UP_TO input VCs; 1 on larger ones (XLA:CPU's batched gathers cost more
-    # than vectorising across simulations saves).
+    # of at most VMAP_UP_TO input VCs; 1 on larger ones (where XLA:CPU's batched gathers
+    # cost more than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
-    # Capacities a cycle's lists of buffers in use may take: an increasing list for each of
-    # LISTED; "auto": powers of 2**(1/4) times the server count, none on small networks in
-    # short runs (AUTO_LISTS_FROM, LISTS_FROM); null: every buffer every cycle. Results never
+    # Capacities a cycle's work lists may take: an increasing list for each of LISTED;
+    # "auto": powers of 2**(1/4) times the server count, none on small networks in short
+    # runs (`jaxnet.sim.capacities.steps`); null: every buffer every cycle. Results never
     # depend on them.
     active_lists: str | tuple | None = "auto"
     # Points simulated (and written) together; "auto": an accelerator's whole job (its memory
@@ -186,16 +143,6 @@ class SimSpec:
     workers: int | str = "auto"
     checkpoint_every: int | None = None  # cycles between saved states (a multiple of chunk)
     check_invariants: bool = False  # check conservation and credit bounds after every chunk
-
-    @classmethod
-    def from_config(cls, cfg: Mapping) -> "SimSpec":
-        values = _from_mapping(cls, "sim", cfg)
-        for key, check in (("loads", _load), ("seeds", _seed)):
-            if key in values:
-                grid = values[key]
-                require(isinstance(grid, (list, tuple)) and len(grid) > 0, f"sim.{key}", grid, "a non-empty list")
-                values[key] = tuple(dict.fromkeys(check(x) for x in grid))  # duplicates merged
-        return cls(**values)
 
     def __post_init__(self):
         for key, check in (("loads", _load), ("seeds", _seed)):
@@ -233,18 +180,6 @@ class SimSpec:
         """The (offered load, seed) grid, loads outermost."""
         return [(float(load), int(seed)) for load in self.loads for seed in self.seeds]
 
-    def resolved_lists(self, layout) -> tuple:
-        """Per list, the increasing capacities it may take on `layout`, ending with every ring
-        (nothing: every buffer every cycle, no lists). On small networks `auto` decides by the
-        size of the run: this spec's points x cycles."""
-        lists = self.active_lists
-        if lists == "auto":
-            if layout.in_vcs < AUTO_LISTS_FROM and len(self.points) * self.total < LISTS_FROM:
-                return ()
-            lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
-        everything = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
-        return tuple(tuple(sorted({min(k, n) for k in steps} | {n})) for steps, n in zip(lists or (), everything))
-
     def resolved_vmap_width(self, layout) -> int | None:
         """Simulations vmapped together (None: the whole batch)."""
         if self.vmap_width == "auto":
@@ -273,7 +208,8 @@ class SimSpec:
         holds) allows: one vmapped call. On a CPU enough points for SUB_BATCH_WORK
         router-cycles (up to SUB_BATCH_MAX), at least 2 per device in one process; with
         worker processes at most a share that gives each worker two sub-batches (a saturated
-        point costs 10x a light one: small sub-batches keep every worker busy to the end)."""
+        point costs many times a light one: small sub-batches keep every worker busy to the
+        end)."""
         if self.sub_batch != "auto":
             return int(self.sub_batch)
         if jax.default_backend() != "cpu":

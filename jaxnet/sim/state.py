@@ -13,9 +13,8 @@ from jaxnet.sim.stats import Stats, empty_stats
 
 
 # A ring's three counters share one int32 word, first | taken << 10 | gone << 20, so that
-# a list of rings reads them with one gather and writes them with one scatter (three each
-# before: 1.7x slower for a release of 17k listed rings on one core). Each counter is at
-# most the ring's depth, which the router spec bounds by MAX_DEPTH packets.
+# the rings a cycle visits are read with one gather and written with one scatter. Each
+# counter is at most the ring's depth, which the router spec bounds by MAX_DEPTH packets.
 COUNTER_BITS = MAX_DEPTH.bit_length()
 TAKEN = 1 << COUNTER_BITS  # one packet more taken, in counter words
 GONE = 1 << 2 * COUNTER_BITS  # one packet more gone
@@ -44,7 +43,7 @@ class Rings(NamedTuple):
     The properties `first`, `taken` and `gone` unpack them for every ring.
     free_at: int32 [n * depth] cycle each gone packet's slot frees (set when it leaves): a
       dense array beside the records, so that the releases and the credit counts, which
-      read it for every listed ring each cycle, read 4 bytes per ring instead of a record's
+      read it for every visited ring each cycle, read 4 bytes per ring instead of a record's
       cache line. None for the source queues, whose slots free at once.
     """
 
@@ -76,24 +75,6 @@ class Watchdog(NamedTuple):
     deadlock_at: jnp.ndarray
 
 
-class Sleep(NamedTuple):
-    """Heads that wait for an output: under available_first a head that none of its
-    candidate outputs can take cannot request until one of them can, so it is not routed
-    until the `phases.availability` of an output VC on one of its candidate ports rises
-    (its candidates depend only on the packet). Kept up to date every cycle.
-
-    wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
-      of all its candidates (V where they differ).
-    waits_on: uint32 [in_vcs, W] its candidate network ports (`phases.port_mask`).
-    availability: int32 [out_vcs] `phases.availability` each output had when last listed (an
-      empty output's is its highest, min(2, output buffer)).
-    """
-
-    wait_vc: jnp.ndarray
-    waits_on: jnp.ndarray
-    availability: jnp.ndarray
-
-
 class SimState(NamedTuple):
     """Everything that changes from one cycle to the next, for one simulation.
 
@@ -110,7 +91,6 @@ class SimState(NamedTuple):
     server_busy: int32 [S] cycle from which a server's link to its router is idle.
     waiting: int32 [2, V] packets waiting in input (row 0) and output (row 1) buffers, per VC
       (the packets inside routers are its sum).
-    sleep: Sleep.
     watchdog: Watchdog.
     stats: Stats.
     """
@@ -126,7 +106,6 @@ class SimState(NamedTuple):
     port_rr: jnp.ndarray
     server_busy: jnp.ndarray
     waiting: jnp.ndarray
-    sleep: Sleep
     watchdog: Watchdog
     stats: Stats
 
@@ -153,9 +132,6 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         port_rr=zeros(layout.out_ports),
         server_busy=zeros(s),
         waiting=jnp.zeros((2, layout.vcs), jnp.int32),
-        sleep=Sleep(jnp.full(layout.in_vcs, -1, jnp.int32),
-                    jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
-                    jnp.full(layout.out_vcs, min(2, layout.router.output_buffer), jnp.int32)),
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
         stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
     )

@@ -1,10 +1,11 @@
 """Every CPU core: a job's sub-batches simulated side by side in worker processes.
 
-XLA:CPU steps one simulation on about one core, and sharding a batch over host devices did
-not pay on the 2-core machine (docs/benchmarks.md), so on a CPU a job with several
+XLA:CPU steps one simulation on about one core, and sharding a batch over host devices
+paid less than separate processes (docs/performance.md), so on a CPU a job with several
 sub-batches starts one process per core (`sim.workers`), each pinned to its core. Each
 worker receives the network once and then takes sub-batches one at a time as it frees up (a
-saturated point costs 10x a light one); their rows come back as they finish, in any order.
+saturated point costs many times a light one); their rows come back as they finish, in any
+order.
 Starting a worker (spawn, JAX import, the network) and compiling its first chunk cost
 seconds each, so while the workers start, this process, which has JAX started and every
 core to itself, compiles that chunk into JAX's persistent cache: the workers load it from

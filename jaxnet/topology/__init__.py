@@ -4,10 +4,20 @@ from __future__ import annotations
 from typing import Mapping
 
 from jaxnet.core.registry import Registry
+from jaxnet.topology import cartesian, dragonfly, file, projective, rrg, slimfly
 from jaxnet.topology.base import Topology, from_graph, topology_name
 
-TOPOLOGIES = Registry("topology")
-register = TOPOLOGIES.register
+TOPOLOGIES = Registry("topology", {
+    "rrg": rrg.rrg,
+    "dragonfly": dragonfly.dragonfly,
+    "slimfly": slimfly.slimfly,
+    "projective": projective.projective,
+    "demiprojective": projective.demiprojective,
+    "hamming": cartesian.hamming,
+    "torus": cartesian.torus,
+    "mesh": cartesian.mesh,
+    "file": file.file,
+})
 
 
 def build_topology(cfg: Mapping) -> Topology:
@@ -15,7 +25,4 @@ def build_topology(cfg: Mapping) -> Topology:
     return TOPOLOGIES.build(cfg)
 
 
-__all__ = ["Topology", "TOPOLOGIES", "build_topology", "from_graph", "register", "topology_name"]
-
-# Importing the builder modules registers them.
-from jaxnet.topology import cartesian, dragonfly, file, projective, rrg, slimfly  # noqa: E402,F401
+__all__ = ["Topology", "TOPOLOGIES", "build_topology", "from_graph", "topology_name"]

@@ -24,25 +24,21 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, topology_name
 
 PLUS, MINUS = 0, 1
 
 
-@register("torus")
 def torus(sides, servers_per_router: int = 1) -> Topology:
     """Torus with the given side lengths (wrap-around links only on sides >= 3)."""
     return _grid("torus", sides, servers_per_router, periodic=True)
 
 
-@register("mesh")
 def mesh(sides, servers_per_router: int = 1) -> Topology:
     """Mesh with the given side lengths."""
     return _grid("mesh", sides, servers_per_router, periodic=False)
 
 
-@register("hamming")
 def hamming(sides, servers_per_router: int = 1) -> Topology:
     """Hamming graph: complete graphs of the given sizes, multiplied (Cartesian product)."""
     sides, servers_per_router = _validated(sides, servers_per_router)

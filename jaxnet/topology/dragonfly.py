@@ -19,7 +19,6 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, topology_name
 
 LOCAL, GLOBAL = 0, 1
@@ -27,7 +26,6 @@ ARRANGEMENTS = ("palmtree", "random")
 _RANDOM_ATTEMPTS = 100
 
 
-@register("dragonfly")
 def dragonfly(a: int, h: int, groups: int | None = None, arrangement: str = "palmtree",
               seed: int = 1, servers_per_router: int = 1) -> Topology:
     """Dragonfly with link classes ("local", "global") and `group` set on the record."""

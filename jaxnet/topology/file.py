@@ -14,7 +14,6 @@ from pathlib import Path
 import networkx as nx
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, topology_name
 from jaxnet.topology.export import graph_format
 
@@ -25,7 +24,6 @@ READERS = {
 }
 
 
-@register("file")
 def file(path: str, format: str | None = None, servers_per_router: int = 1) -> Topology:
     """Topology from a graph file; the graph must be connected and loop-free."""
     servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)

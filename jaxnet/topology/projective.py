@@ -18,12 +18,10 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, topology_name
 from jaxnet.topology.galois import GaloisField, galois_field, prime_power
 
 
-@register("projective")
 def projective(q: int, servers_per_router: int = 1) -> Topology:
     """Levi graph of PG(2, q), q a prime power."""
     field, servers_per_router = _validated(q, servers_per_router)
@@ -38,7 +36,6 @@ def projective(q: int, servers_per_router: int = 1) -> Topology:
                       params=params)
 
 
-@register("demiprojective")
 def demiprojective(q: int, servers_per_router: int = 1) -> Topology:
     """Polarity graph ER_q (PolarFly) of PG(2, q), q a prime power; self-loops dropped."""
     field, servers_per_router = _validated(q, servers_per_router)

@@ -22,11 +22,9 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, sparse_adjacency, topology_name
 
 
-@register("rrg")
 def rrg(routers: int, degree: int, seed: int = 1, medoid_of: int = 1,
         servers_per_router: int = 1) -> Topology:
     """Connected random `degree`-regular graph on `routers` routers; one link class."""

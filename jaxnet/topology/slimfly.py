@@ -22,12 +22,10 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import register
 from jaxnet.topology.base import Topology, from_graph, topology_name
 from jaxnet.topology.galois import GaloisField, galois_field, prime_power
 
 
-@register("slimfly")
 def slimfly(q: int, servers_per_router: int = 1) -> Topology:
     """MMS Slim Fly for a prime power q with q mod 4 != 2."""
     q = require_int(q, "topology.q", 2)

@@ -17,13 +17,11 @@ import functools
 import numpy as np
 
 from jaxnet.core.validate import is_int, require, require_int
-from jaxnet.topology import Topology
-from jaxnet.traffic import register
+from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import TrafficTable, router_map_table
 from jaxnet.traffic.hamiltonian import CycleNotFound, find_cycle, search_max_delta
 
 
-@register("antmill")
 def antmill(topo: Topology, rng, lam: int = 1, unique: bool = True, delta: int | None = None,
             server_map: str = "same", search_seed: int | None = None,
             search_seconds: float = 60.0) -> TrafficTable:

@@ -18,12 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from jaxnet.core.validate import is_int, require
-from jaxnet.topology import Topology
-from jaxnet.traffic import register
+from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import TrafficTable, router_map_table
 
 
-@register("tornado")
 def tornado(topo: Topology, rng, server_map: str = "same", dimensions=None) -> TrafficTable:
     """Every coordinate advances ceil(k/2) - 1 (tornado: the worst case for minimal torus
     routing); `dimensions` (a list of dimension indices) shifts only those, e.g. [0] for the
@@ -38,21 +36,18 @@ def tornado(topo: Topology, rng, server_map: str = "same", dimensions=None) -> T
     return coordinate_map(topo, (coords + shift) % sides, "tornado", server_map)
 
 
-@register("neighbour")
 def neighbour(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
     """Every coordinate advances by one."""
     coords, sides = cartesian_coords(topo, "neighbour")
     return coordinate_map(topo, (coords + 1) % sides, "neighbour", server_map)
 
 
-@register("bit_complement")
 def bit_complement(topo: Topology, rng, server_map: str = "same") -> TrafficTable:
     """Every coordinate mirrored: s_j -> k_j - 1 - s_j."""
     coords, sides = cartesian_coords(topo, "bit_complement")
     return coordinate_map(topo, sides - 1 - coords, "bit_complement", server_map)
 
 
-@register("transpose")
 def transpose(topo: Topology, rng, server_map: str = "same", address: str = "coordinates") -> TrafficTable:
     """Coordinates rotated by half the dimensions (2-D: x and y swapped); with
     `address: bits`, the b-bit router index rotated by b // 2 bits (Dally & Towles'

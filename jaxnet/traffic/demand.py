@@ -19,12 +19,10 @@ import numpy as np
 
 from jaxnet.core.files import load_arrays
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology import Topology
-from jaxnet.traffic import register
+from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import ANY_SERVER, TrafficTable, per_router_table
 
 
-@register("demand")
 def demand(topo: Topology, rng, file: str | None = None, matrix=None, max_value: int = 7,
            seed: int | None = None) -> TrafficTable:
     """Traffic proportional to a router-level demand matrix (file, inline, or random)."""

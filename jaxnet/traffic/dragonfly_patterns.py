@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxnet.core.validate import is_int, require
-from jaxnet.topology import Topology
-from jaxnet.traffic import register
+from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import (
     ANY_SERVER,
     TrafficTable,
@@ -24,7 +23,6 @@ from jaxnet.traffic.base import (
 )
 
 
-@register("adv_group")
 def adv_group(topo: Topology, rng, offset: int = 1) -> TrafficTable:
     """ADV+offset: group g sends to a random server of group g + offset."""
     members = group_members(topo, "adv_group")
@@ -36,7 +34,6 @@ def adv_group(topo: Topology, rng, offset: int = 1) -> TrafficTable:
                             (target >= 0).astype(float), topo.servers_per_router)
 
 
-@register("adv_local")
 def adv_local(topo: Topology, rng) -> TrafficTable:
     """ADV-Local: the i-th router of a group sends to the (i + 1)-th (mod group size)."""
     members = group_members(topo, "adv_local")

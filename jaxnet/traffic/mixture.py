@@ -11,19 +11,18 @@ mixture picks the source's own switch exactly when a sub-pattern does.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from jaxnet.core.validate import require
-from jaxnet.topology import Topology
-from jaxnet.traffic import PATTERNS, register
+from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import TrafficTable, from_entries
 
 
-@register("mixture")
-def mixture(topo: Topology, rng, patterns=(), weights=None) -> TrafficTable:
-    """Superpose the `patterns` (list of pattern configs) with relative `weights`."""
+def mixture(topo: Topology, rng, patterns=(), weights=None, *, build: Callable[..., TrafficTable]) -> TrafficTable:
+    """Superpose the `patterns` (list of pattern configs, each built by `build(cfg, topo,
+    rng, where=...)`: the pattern registry's) with relative `weights`."""
     patterns = list(patterns)
     require(len(patterns) >= 1, "traffic.patterns", patterns, "must list at least one pattern")
     weights = np.ones(len(patterns)) if weights is None else np.asarray(list(weights), np.float64)
@@ -31,7 +30,7 @@ def mixture(topo: Topology, rng, patterns=(), weights=None) -> TrafficTable:
             f"must have one weight per pattern ({len(patterns)})")
     require(bool(np.all(weights >= 0) and weights.sum() > 0), "traffic.weights", weights.tolist(),
             "must be >= 0 with a positive sum")
-    tables = [_sub_table(topo, rng, cfg, i) for i, cfg in enumerate(patterns)]
+    tables = [_sub_table(build, topo, rng, cfg, i) for i, cfg in enumerate(patterns)]
     weights = weights / weights.sum()
     share = [w * t.rate.astype(np.float64)[:, None] * t.probabilities() for w, t in zip(weights, tables)]
     rate = sum(w * t.rate.astype(np.float64) for w, t in zip(weights, tables))
@@ -40,8 +39,8 @@ def mixture(topo: Topology, rng, patterns=(), weights=None) -> TrafficTable:
                         np.concatenate(share, axis=1), rate)
 
 
-def _sub_table(topo: Topology, rng, cfg, index: int) -> TrafficTable:
+def _sub_table(build, topo: Topology, rng, cfg, index: int) -> TrafficTable:
     """Build the index-th sub-pattern from its config mapping."""
     require(isinstance(cfg, Mapping), f"traffic.patterns[{index}]", cfg,
             "must be a pattern config such as {name: uniform}")
-    return PATTERNS.build(cfg, topo, rng, where=f"traffic.patterns[{index}]")
+    return build(cfg, topo, rng, where=f"traffic.patterns[{index}]")

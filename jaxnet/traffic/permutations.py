@@ -1,4 +1,5 @@
-"""Switch permutations: each router sends to one other router and receives from one.
+"""Fixed mappings: a random server permutation, a given destination table, and switch
+permutations (each router sends to one other router and receives from one).
 
 `switch_permutation` is the Ant Mill paper's "switch permutation toward distance lambda"
 (Sect. 6.1); `neighbour_permutation` is the Polarized paper's "router permutation to
@@ -15,13 +16,36 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from jaxnet.core.validate import require_int
-from jaxnet.topology import Topology
-from jaxnet.traffic import register
-from jaxnet.traffic.base import TrafficTable, router_map_table
+from jaxnet.core.validate import require, require_int
+from jaxnet.topology.base import Topology
+from jaxnet.traffic.base import TrafficTable, destination_table, router_destination_table, router_map_table
 
 
-@register("switch_permutation")
+def server_permutation(topo: Topology, rng) -> TrafficTable:
+    """A random permutation of servers, fixed per seed. It may map a server to its own router."""
+    return destination_table(rng.permutation(topo.n_servers), topo.servers_per_router)
+
+
+def destination(topo: Topology, rng, servers=None, routers=None) -> TrafficTable:
+    """A fixed mapping given as a list: `servers` (one destination server per source server)
+    or `routers` (one destination router per source router; random server there). -1 = silent."""
+    require((servers is None) != (routers is None), "traffic.servers/routers", (servers, routers),
+            "give exactly one of `servers` or `routers`")
+    if servers is not None:
+        servers = np.asarray(list(servers))
+        require(servers.shape == (topo.n_servers,), "traffic.servers", f"length {servers.size}",
+                f"one entry per server ({topo.n_servers})")
+        require(bool(np.all(servers < topo.n_servers)), "traffic.servers", servers.max(),
+                f"server ids below {topo.n_servers}")
+        return destination_table(servers, topo.servers_per_router)
+    routers = np.asarray(list(routers))
+    require(routers.shape == (topo.n_routers,), "traffic.routers", f"length {routers.size}",
+            f"one entry per router ({topo.n_routers})")
+    require(bool(np.all(routers < topo.n_routers)), "traffic.routers", routers.max(),
+            f"router ids below {topo.n_routers}")
+    return router_destination_table(routers, topo.servers_per_router)
+
+
 def switch_permutation(topo: Topology, rng, distance: int = 1, server_map: str = "same",
                        mixing_sweeps: int = 20) -> TrafficTable:
     """A random router permutation with every destination `distance` hops from its source."""
@@ -34,7 +58,6 @@ def switch_permutation(topo: Topology, rng, distance: int = 1, server_map: str =
     return router_map_table(perm, topo.servers_per_router, server_map)
 
 
-@register("neighbour_permutation")
 def neighbour_permutation(topo: Topology, rng, server_map: str = "same",
                           mixing_sweeps: int = 20) -> TrafficTable:
     """A random router permutation sending every router to one of its neighbours."""

@@ -1,4 +1,5 @@
-"""Patterns built on the papers' uniform distribution: `all_to_all` and `hot_region`.
+"""The papers' uniform distribution and patterns built on it: `uniform`,
+`uniform_other_router`, `all_to_all` and `hot_region`.
 
 all_to_all is the stationary equivalent of a personalised all-to-all exchange: every packet
 goes to a uniformly random other server, own switch included (as MPI_Alltoall includes the
@@ -21,18 +22,29 @@ from __future__ import annotations
 import numpy as np
 
 from jaxnet.core.validate import require
-from jaxnet.topology import Topology
-from jaxnet.traffic import register, uniform
-from jaxnet.traffic.base import ANY_SERVER, UNIFORM, TrafficTable, per_router_table
+from jaxnet.topology.base import Topology
+from jaxnet.traffic.base import ANY_SERVER, UNIFORM, TrafficTable, per_router_table, uniform_table
 
 
-@register("all_to_all")
+def uniform(topo: Topology, rng) -> TrafficTable:
+    """The papers' uniform: every packet goes to a uniformly random other server, servers on
+    the source's own router included (probability (p - 1) / (S - 1))."""
+    require(topo.n_servers >= 2, "topology", topo.name, "uniform traffic needs at least 2 servers")
+    return uniform_table(topo.n_servers)
+
+
+def uniform_other_router(topo: Topology, rng) -> TrafficTable:
+    """Every packet goes to a uniformly random server on another router (never the source's
+    own router): the variant that excludes the own switch."""
+    require(topo.n_routers >= 2, "topology", topo.name, "uniform_other_router needs at least 2 routers")
+    return uniform_table(topo.n_servers, other_router=True)
+
+
 def all_to_all(topo: Topology, rng) -> TrafficTable:
     """Uniform over every other server, the source's own router included (= `uniform`)."""
     return uniform(topo, rng)
 
 
-@register("hot_region")
 def hot_region(topo: Topology, rng, fraction: float = 0.25, region: float = 0.125) -> TrafficTable:
     """`fraction` of the traffic to the first `region` of the servers, the rest uniform."""
     require(0.0 <= fraction <= 1.0, "traffic.fraction", fraction, "must be in [0, 1]")

@@ -4,7 +4,7 @@ For each network of Table 1 the search climbs delta = 1, 2, ... (up to the radiu
 stops at the first level it cannot reach within the budget. Writes one JSON record per
 network: delta reached, the paper's delta, seconds per level, topology analysis time.
 
-    python scripts/bench_antmill.py [out.json] [--seed S] [--medoid-of K] [--only NAME ...]
+    python benchmarks/bench_antmill.py [out.json] [--seed S] [--medoid-of K] [--only NAME ...]
 """
 from __future__ import annotations
 

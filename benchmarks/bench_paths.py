@@ -1,6 +1,6 @@
 """Benchmark balanced path sets and path weights; writes one JSON file.
 
-  python scripts/bench_paths.py [out.json] [--cycle-network DF510] [--weights DF36 DF114 DF264]
+  python benchmarks/bench_paths.py [out.json] [--cycle-network DF510] [--weights DF36 DF114 DF264]
 
 - seconds for one multi_mcf_cyclic cycle (k = 4) on --cycle-network, solved after a first
   penal cycle so the pass is a genuine "remove and re-solve" cycle, plus the compile time;

@@ -1,11 +1,11 @@
-"""Engine speed and memory, written as JSON (issue 13; figures in docs/benchmarks.md).
+"""Engine speed and memory, written as JSON (figures and their history in benchmarks/README.md).
 
-    python scripts/bench.py --suite cpu     [--out outputs/bench/cpu.json]
-    python scripts/bench.py --suite scaling
-    python scripts/bench.py --suite small
-    python scripts/bench.py --suite points
-    python scripts/bench.py --suite gpu     [--budget-s 300]
-    python scripts/bench.py --suite memory
+    python benchmarks/bench.py --suite cpu     [--out outputs/bench/cpu.json]
+    python benchmarks/bench.py --suite scaling
+    python benchmarks/bench.py --suite small
+    python benchmarks/bench.py --suite points
+    python benchmarks/bench.py --suite gpu     [--budget-s 300]
+    python benchmarks/bench.py --suite memory
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
@@ -90,10 +90,11 @@ class WarmedUp(NamedTuple):
     network: Any
     params: Any
     state: Any
+    sleep: Any  # the heads asleep (`jaxnet.sim.work.Sleep`), None where nobody sleeps
     lists: tuple
     width: int | None
     tier: tuple | None
-    peak: Any  # the last chunk's most buffers listed in a cycle (`next_lists`' previous)
+    peak: Any  # the last chunk's most entries of each work list in a cycle
     first_chunk_s: float
     warmup_chunks: int
     warmup_s: float
@@ -108,44 +109,59 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
     its lists stop changing (each new one compiles; at most MAX_WARMUP_CHUNKS)."""
     import jax
 
-    from jaxnet.routing import build_routing
-    from jaxnet.sim.run import (
-        Network,
-        advance_chunk,
-        batch_params,
-        compiled_init,
-        first_lists,
-        next_lists,
-        shard,
-    )
-    from jaxnet.sim.spec import RouterSpec, SimSpec
-    from jaxnet.topology import build_topology
-    from jaxnet.traffic import build_traffic
+    from jaxnet import build
+    from jaxnet.sim import capacities
+    from jaxnet.sim.run import advance_chunk, batch_params, compiled_init, shard
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.sim.work import heads_sleep
 
-    topo = build_topology(topology)
-    network = Network.build(topo, build_routing(routing), RouterSpec(**router))
+    topo = build.topology(topology)
+    network = build.network(topo, build.routing(routing), build.router(router))
     spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width, active_lists=active_lists)
     points = [(load, seed) for seed in range(first_seed, first_seed + batch)]
-    params = batch_params([build_traffic({"name": traffic}, topo, 1)] * batch, points, spec, network.layout)
+    params = batch_params([build.traffic({"name": traffic}, topo, 1)] * batch, points, spec, network.layout)
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
-    lists, width = spec.resolved_lists(network.layout), spec.resolved_vmap_width(network.layout)
+    lists = capacities.steps(spec.active_lists, network.layout, batch, 10**9)
+    width = spec.resolved_vmap_width(network.layout)
     count_compilations()
     start, compiled = time.perf_counter(), len(COMPILATIONS)
-    state = compiled_init(network.layout)(keys)
-    state, peak, tier = advance_chunk(network, params, state, chunk, width, lists,
-                                      first_lists(network.layout, lists, load))
+    state, sleep = compiled_init(network.layout, bool(lists) and heads_sleep(network.model))(keys)
+    state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists,
+                                             capacities.first(network.layout, lists, load))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm, previous = [tier, next_lists(network.layout, lists, peak, tier, 0)], 0, peak
+    tiers, warm, previous = [tier, capacities.next_capacities(network.layout, lists, peak, tier, 0)], 0, peak
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
-        state, peak, tier = advance_chunk(network, params, state, chunk, width, lists, tiers[-1])
-        tiers.append(next_lists(network.layout, lists, peak, tier, previous))
+        state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists, tiers[-1])
+        tiers.append(capacities.next_capacities(network.layout, lists, peak, tier, previous))
         warm, previous = warm + 1, peak
     jax.block_until_ready(state)
-    return WarmedUp(topo, network, params, state, lists, width, tiers[-1], peak, first, warm, time.perf_counter() - start,
-                    sum(COMPILATIONS[compiled:]))
+    return WarmedUp(topo, network, params, state, sleep, lists, width, tiers[-1], peak, first, warm,
+                    time.perf_counter() - start, sum(COMPILATIONS[compiled:]))
+
+
+def window(warm: WarmedUp, chunk: int, chunks: int) -> tuple[WarmedUp, float, int, bool]:
+    """(the batch after `chunks` more chunks, their wall time, how many times the list
+    capacities changed, whether XLA compiled meanwhile): one measurement window."""
+    import jax
+
+    from jaxnet.sim import capacities
+    from jaxnet.sim.run import advance_chunk
+
+    network, state, sleep, tier, previous = warm.network, warm.state, warm.sleep, warm.tier, warm.peak
+    compiled, start, changes = len(COMPILATIONS), time.perf_counter(), 0
+    for _ in range(chunks):
+        state, sleep, peak, used = advance_chunk(network, warm.params, state, sleep, chunk, warm.width, warm.lists,
+                                                 tier)
+        refit = capacities.next_capacities(network.layout, warm.lists, peak, used, previous)
+        changes += (used != tier) + (refit != used)
+        tier, previous = refit, peak
+    jax.block_until_ready(state)
+    wall = time.perf_counter() - start
+    return (warm._replace(state=state, sleep=sleep, tier=tier, peak=previous), wall, changes,
+            len(COMPILATIONS) > compiled)
 
 
 def measure(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
@@ -154,25 +170,18 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
     import jax
 
-    from jaxnet.sim.run import advance_chunk, next_lists
-
     warm = warmed_up(topology, routing, router, load, batch, chunk=chunk, warmup_chunks=warmup_chunks,
                      vmap_width=vmap_width, traffic=traffic, active_lists=active_lists, first_seed=first_seed)
-    topo, network, params, state, lists, width = warm[:6]
-    walls, compiling_windows, tier, previous = [], 0, warm.tier, warm.peak
-    list_changes = 0
+    topo, network, lists, width = warm.topo, warm.network, warm.lists, warm.width
+    walls, compiling_windows, list_changes = [], 0, 0
     while len(walls) < repeats and compiling_windows <= MAX_COMPILING_WINDOWS:
-        compiled, start = len(COMPILATIONS), time.perf_counter()
-        for _ in range(chunks):
-            state, peak, used = advance_chunk(network, params, state, chunk, width, lists, tier)
-            refit = next_lists(network.layout, lists, peak, used, previous)
-            list_changes += (used != tier) + (refit != used)
-            tier, previous = refit, peak
-        jax.block_until_ready(state)
-        if len(COMPILATIONS) > compiled:
+        warm, wall, changes, compiled = window(warm, chunk, chunks)
+        list_changes += changes
+        if compiled:
             compiling_windows += 1
         else:
-            walls.append(time.perf_counter() - start)
+            walls.append(wall)
+    tier, peak = warm.tier, warm.peak
     if not walls:
         raise RuntimeError(f"every measurement window compiled ({compiling_windows}): no steady state to measure")
     cycles = chunk * chunks
@@ -220,13 +229,13 @@ def run_job(workers: int, cycles: int, points: int = 8) -> dict:
     """A job of `points` points (RRG 720/17/7, minimal, 4 VCs, uniform, load 0.5, seeds 1..)
     run as `jaxnet` runs one (`jaxnet.sim.workers`, sub-batches as `sim.*: auto` makes them),
     timed end to end: network, traffic, worker start-up and compilation included."""
-    from jaxnet.sim.run import Network
+    from jaxnet import build
     from jaxnet.sim.spec import SimSpec
     from jaxnet.sim.workers import SubBatch, simulate_sub_batches
     from jaxnet.traffic import build_traffic
 
     start = time.perf_counter()
-    network = Network.from_config({"topology": RRG720, "routing": {"name": "minimal"}, "router": {"vcs": 4}})
+    network = build.network_of({"topology": RRG720, "routing": {"name": "minimal"}, "router": {"vcs": 4}})
     spec = SimSpec(warmup=cycles // 4, measure=cycles - cycles // 4, chunk=cycles // 8, workers=workers)
     size = spec.resolved_sub_batch(network.layout, points, 1, workers)
     grid = [(0.5, seed) for seed in range(1, points + 1)]
@@ -343,12 +352,13 @@ def suite_points(args):
 def one_point(routing: str, vcs: int, load: float, cycles: int) -> dict:
     """One point on RRG 720/17/7 (uniform, seed 1) through `simulate`: wall time and the
     compilations of the chunk (XLA backend compilations of more than half a second)."""
-    from jaxnet.sim.run import Network, simulate
+    from jaxnet import build
+    from jaxnet.sim.run import simulate
     from jaxnet.sim.spec import SimSpec
     from jaxnet.traffic import build_traffic
 
     count_compilations()
-    network = Network.from_config({"topology": RRG720, "routing": {"name": routing}, "router": {"vcs": vcs}})
+    network = build.network_of({"topology": RRG720, "routing": {"name": routing}, "router": {"vcs": vcs}})
     spec = SimSpec(warmup=cycles // 4, measure=cycles - cycles // 4, chunk=500)
     start = time.perf_counter()
     rows, _ = simulate(network, [build_traffic({"name": "uniform"}, network.topo, 1)], [(load, 1)], spec)
@@ -384,12 +394,13 @@ def backends_agree(points: int = 4) -> dict:
     arithmetic and counter-based random numbers: a backend must not change a result)."""
     import jax
 
-    from jaxnet.sim.run import Network, simulate
+    from jaxnet import build
+    from jaxnet.sim.run import simulate
     from jaxnet.sim.spec import SimSpec
     from jaxnet.traffic import build_traffic
 
     topology, routing, vcs = SMALL["hamming 4x4 p=3"]
-    network = Network.from_config({"topology": topology, "routing": {"name": routing}, "router": {"vcs": vcs}})
+    network = build.network_of({"topology": topology, "routing": {"name": routing}, "router": {"vcs": vcs}})
     spec = SimSpec(warmup=500, measure=1500, chunk=500)
     grid = [(0.7, seed) for seed in range(1, points + 1)]
     traffic = [build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in grid]
@@ -434,11 +445,11 @@ def suite_gpu(args):
 def suite_memory(args):
     import jax
 
-    from jaxnet.routing import build_routing
-    from jaxnet.sim.run import Network, batch_params, compiled_advance, compiled_init
-    from jaxnet.sim.spec import RouterSpec, SimSpec
-    from jaxnet.topology import build_topology
-    from jaxnet.traffic import build_traffic
+    from jaxnet import build
+    from jaxnet.sim import capacities
+    from jaxnet.sim.run import batch_params, compiled_advance, compiled_init
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.sim.work import heads_sleep
 
     cases = {
         "rrg 720/17/7, polarized 13 VCs": (RRG720, "polarized", {"vcs": 13}),
@@ -451,17 +462,18 @@ def suite_memory(args):
     }
     rows = []
     for name, (topology, routing, router) in cases.items():
-        topo = build_topology(topology)
+        topo = build.topology(topology)
         routing_cfg = routing if isinstance(routing, dict) else {"name": routing}
-        network = Network.build(topo, build_routing(routing_cfg), RouterSpec(**router))
+        network = build.network(topo, build.routing(routing_cfg), build.router(router))
         spec = SimSpec(warmup=0, measure=10**9)
-        state = compiled_init(network.layout)(jax.numpy.stack([jax.random.PRNGKey(1)]))
-        state_bytes = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(state))
-        params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec, network.layout)
-        lists = spec.resolved_lists(network.layout)
-        tier = tuple(steps[-1] for steps in lists) or None  # the largest lists (every ring)
-        compiled = compiled_advance(network.layout, network.routing, 200, 1, tier).lower(
-            network.net, network.tables, params, state).compile()
+        lists = capacities.steps(spec.active_lists, network.layout, 1, spec.total)
+        state, sleep = compiled_init(network.layout, bool(lists) and heads_sleep(network.model))(
+            jax.numpy.stack([jax.random.PRNGKey(1)]))
+        state_bytes = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves((state, sleep)))
+        params = batch_params([build.traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec, network.layout)
+        tier = tuple(options[-1] for options in lists) or None  # the largest lists (every ring)
+        compiled = compiled_advance(network.layout, network.routing, 200, 1, capacities.work(tier)).lower(
+            network.net, network.tables, params, state, sleep).compile()
         analysis = compiled.memory_analysis()
         temp = int(getattr(analysis, "temp_size_in_bytes", 0)) if analysis else None
         tables = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves((network.tables, network.net)))

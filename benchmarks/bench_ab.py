@@ -1,12 +1,13 @@
-"""Two engines side by side: is a change to the engine faster? (docs/benchmarks.md)
+"""Two engines side by side: is a change to the engine faster? (benchmarks/README.md)
 
-    python scripts/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
+    python benchmarks/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
                                [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
                                [--rounds 2] [--mode auto] [--out outputs/bench/ab.jsonl]
 
 This machine's speed drifts by 15-30 % within minutes and once halved for a whole session,
 so a change to the engine is judged against the code before it, measured in the same
-minutes. Each revision's `jaxnet/` and `scripts/` are taken from git (`git archive`;
+minutes. Each revision's `jaxnet/` and benchmarks (`benchmarks/`, or `scripts/` in revisions
+that kept them there) are taken from git (`git archive`;
 `WORKTREE` is the checkout as it is now, uncommitted changes included), and each
 measurement (`bench.measure` of that revision: router-cycles/s of `--batch` simulations at
 the case's load after the warm-up, best of `--repeats` windows) runs in a fresh process
@@ -21,7 +22,7 @@ and then lets them take turns: each round is one window of each, the order alter
 that the two windows of a round are seconds apart and never run at once. It is the finest of
 the three where the machine's speed drifts within minutes: a 10 % change that side-by-side
 rounds could not tell from noise showed in 24 rounds of one 200-cycle window each
-(docs/benchmarks.md). Every measurement is a line of JSON in
+(benchmarks/README.md). Every measurement is a line of JSON in
 `--out`, followed by one summary line per case: the ratio after / before of each round and
 their geometric mean (above 1: after is faster).
 """
@@ -47,7 +48,7 @@ WORKTREE = "WORKTREE"
 MEASURE = """
 import json, os, sys
 root, core, case = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-sys.path[:0] = [root, os.path.join(root, "scripts")]
+sys.path[:0] = [root, os.path.join(root, "benchmarks"), os.path.join(root, "scripts")]
 if core != "-":
     os.sched_setaffinity(0, {int(core)})
 import bench, jaxnet
@@ -65,28 +66,22 @@ print(json.dumps(row))
 TURNS = """
 import json, os, sys, time
 root, core, case = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-sys.path[:0] = [root, os.path.join(root, "scripts")]
+sys.path[:0] = [root, os.path.join(root, "benchmarks"), os.path.join(root, "scripts")]
 if core != "-":
     os.sched_setaffinity(0, {int(core)})
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # two processes share an accelerator
-import bench, jax, jaxnet
-from jaxnet.sim.run import advance_chunk, next_lists
+import bench, jaxnet
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
+if not hasattr(bench, "window"):
+    raise SystemExit(f"the benchmarks under {root} predate bench.window: use --mode alternate or side-by-side")
 warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"]}, case["load"],
                        case["batch"], chunk=case["chunk"])
-network, params, state, lists, width = warm.network, warm.params, warm.state, warm.lists, warm.width
-tier, previous = warm.tier, warm.peak
 cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
 print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)
 for _ in sys.stdin:
-    compiled, start = len(bench.COMPILATIONS), time.perf_counter()
-    for _ in range(case["chunks"]):
-        state, peak, used = advance_chunk(network, params, state, case["chunk"], width, lists, tier)
-        tier, previous = next_lists(network.layout, lists, peak, used, previous), peak
-    jax.block_until_ready(state)
-    print(json.dumps({"router_cycles_per_s": round(cycles / (time.perf_counter() - start)),
-                      "compiled": len(bench.COMPILATIONS) > compiled}), flush=True)
+    warm, wall, _, compiled = bench.window(warm, case["chunk"], case["chunks"])
+    print(json.dumps({"router_cycles_per_s": round(cycles / wall), "compiled": compiled}), flush=True)
 """
 
 
@@ -95,15 +90,17 @@ def git(*command: str) -> str:
 
 
 def checkout(revision: str, into: str) -> tuple[str, str]:
-    """(root holding the revision's jaxnet/ and scripts/, its short commit): the checkout
+    """(root holding the revision's jaxnet/ and benchmarks, its short commit): the checkout
     itself for WORKTREE ("+" when it has uncommitted changes), else extracted under `into`."""
     head = git("rev-parse", "--short", "HEAD")
     if revision == WORKTREE:
-        return REPO, head + ("+" if git("status", "--porcelain", "-uno", "--", "jaxnet", "scripts") else "")
+        changed = git("status", "--porcelain", "-uno", "--", "jaxnet", "benchmarks", "scripts")
+        return REPO, head + ("+" if changed else "")
     commit = git("rev-parse", "--short", f"{revision}^{{commit}}")
     root = os.path.join(into, commit)
     os.makedirs(root, exist_ok=True)
-    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit, "jaxnet", "scripts"], stdout=subprocess.PIPE)
+    folders = [f for f in ("jaxnet", "benchmarks", "scripts") if git("ls-tree", "--name-only", commit, f)]
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit, *folders], stdout=subprocess.PIPE)
     subprocess.run(["tar", "-x", "-C", root], stdin=archive.stdout, check=True)
     if archive.wait():
         raise RuntimeError(f"git archive {commit} failed")

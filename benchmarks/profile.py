@@ -1,21 +1,21 @@
 """Where a cycle's time goes: profile one compiled chunk of one simulation and charge each
-XLA operation's time to the engine source that produced it (docs/benchmarks.md).
+XLA operation's time to the engine source that produced it (benchmarks/README.md).
 
-    python scripts/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
+    python benchmarks/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
                               [--cycles 200] [--batch 1] [--top 30] [--out outputs/bench/profile.json]
 
 Warm-up chunks run until the capacities of the lists of buffers in use settle
-(`bench.warmed_up`, as `scripts/bench.py` measures), then one chunk of `--cycles` cycles runs under
+(`bench.warmed_up`, as `benchmarks/bench.py` measures), then one chunk of `--cycles` cycles runs under
 `jax.profiler`. Each XLA operation of the trace (a fusion, a scatter, a copy) is mapped
 through the compiled HLO's stack frames to the Python call chain that emitted it, and its
 time per cycle is summed per phase (the function `step.cycle_step` called: route,
-release_slots, ...) and per call chain (three frames from cycle_step down). A fusion is
+release_slots, the work lists' heads, links, ...) and per call chain (three frames from cycle_step down). A fusion is
 charged to its root operation's chain: it may also contain work from elsewhere (XLA fuses
 producers into their consumers, sometimes into several). Operations XLA made up without a
 source line are listed by their kind; on an accelerator, the device's memory copies and
 memsets (trace events that are no operation of the module) are listed by their event name. Networks (`bench.NETWORKS`): `rrg720` (RRG 720/17/7, the
 papers'), `rrg1224`, `df876` (Dragonfly a=12 h=6, with --routing dragonfly_minimal) and the
-small ones of `scripts/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
+small ones of `benchmarks/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
 """
 from __future__ import annotations
 
@@ -67,17 +67,20 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
     by phase, by call chain, in all."""
     import jax
 
+    from jaxnet.sim import capacities
     from jaxnet.sim.run import advance_chunk, compiled_advance
 
     warm = bench.warmed_up(bench.NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
                            vmap_width=1 if batch == 1 else None)
-    topo, network, params, state, lists, width = warm[:6]
-    state, _, tier = advance_chunk(network, params, state, cycles, width, lists, warm.tier)  # compiled: the chunk profiled
+    topo, network, params, lists, width = warm.topo, warm.network, warm.params, warm.lists, warm.width
+    # compiled: the chunk profiled
+    state, sleep, _, tier = advance_chunk(network, params, warm.state, warm.sleep, cycles, width, lists, warm.tier)
     jax.block_until_ready(state)
     with tempfile.TemporaryDirectory() as trace_dir:
         jax.profiler.start_trace(trace_dir)
         start = time.perf_counter()
-        state, _, used = advance_chunk(network, params, state, cycles, width, lists, tier)
+        before, asleep = state, sleep
+        state, sleep, _, used = advance_chunk(network, params, state, sleep, cycles, width, lists, tier)
         jax.block_until_ready(state)
         wall = time.perf_counter() - start  # the chunk under the profiler, not the trace's start and write
         jax.profiler.stop_trace()
@@ -86,8 +89,8 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             raise RuntimeError(f"jax.profiler wrote no trace under {trace_dir}")
         with gzip.open(trace[0]) as f:
             events = json.load(f)["traceEvents"]
-    advance = compiled_advance(network.layout, network.routing, cycles, width, used)
-    chains = hlo_call_chains(advance.lower(network.net, network.tables, params, state).compile().as_text())
+    advance = compiled_advance(network.layout, network.routing, cycles, width, capacities.work(used))
+    chains = hlo_call_chains(advance.lower(network.net, network.tables, params, before, asleep).compile().as_text())
 
     accelerator = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
                    and "/device:" in str(e.get("args", {}).get("name", "")) and "CPU" not in e["args"]["name"]}

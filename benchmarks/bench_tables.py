@@ -1,7 +1,7 @@
 """Time and memory of routing-table generation by torus size.
 
-    python scripts/bench_tables.py                       # writes outputs/bench_tables.json
-    python scripts/bench_tables.py out.json --sizes 5x3x3x2 10x10x10
+    python benchmarks/bench_tables.py                       # writes outputs/bench_tables.json
+    python benchmarks/bench_tables.py out.json --sizes 5x3x3x2 10x10x10
 
 Each (size, algorithm) is built twice: once timed (wall seconds, includes the Theorem 2
 augmentation and route enumeration) and once under tracemalloc for the peak of

@@ -1,0 +1,125 @@
+"""Configuration in, built objects out: the one place that turns config groups (the
+mappings Hydra composes from `conf/`) into what the engine takes.
+
+    topology(cfg)       Topology            (the `topology` group)
+    routing(cfg)        RoutingScheme       (the `routing` group)
+    router(cfg)         RouterSpec          (the `router` group)
+    sim(cfg)            SimSpec             (the `sim` group)
+    traffic(cfg, topo, seed)  TrafficTable  (the `traffic` group, for one seed)
+    network(topo, routing, router)  Network: tables built, the VC policy resolved, `vcs: auto`
+                        sized from the exact longest route, deadlock freedom checked
+    network_of(config)  Network of a whole config (its topology, routing and router groups)
+
+Every function refuses bad input with one line naming the parameter, the value and what
+is allowed. The defaults of `router()` and `sim()` for keys a mapping leaves out are the
+dataclasses' own; the apps always pass the full groups of `conf/`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Mapping
+
+from jaxnet.core.registry import closest
+from jaxnet.core.validate import require
+from jaxnet.routing import RoutingScheme, build_routing, vc_policy
+from jaxnet.sim.explore import explore_routes
+from jaxnet.sim.network import Network
+from jaxnet.sim.spec import RouterSpec, SimSpec
+from jaxnet.topology import Topology, build_topology
+from jaxnet.topology.cartesian import port_rings
+from jaxnet.traffic import TrafficTable, build_traffic
+
+log = logging.getLogger("jaxnet")
+
+# `router.vcs: auto` follows every route of a scheme whose routes the static bound only
+# bounds up to this many routers (the route explorer); above it the bound is used.
+EXPLORE_UP_TO = 128
+
+
+def topology(cfg: Mapping) -> Topology:
+    return build_topology(cfg)
+
+
+def routing(cfg: Mapping) -> RoutingScheme:
+    return build_routing(cfg)
+
+
+def traffic(cfg: Mapping, topo: Topology, seed: int) -> TrafficTable:
+    return build_traffic(cfg, topo, seed)
+
+
+def _fields(cls, group: str, cfg: Mapping) -> dict:
+    """The keys of a config group, each a field of `cls`."""
+    require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
+    known = [f.name for f in dataclasses.fields(cls)]
+    for key in cfg:
+        require(key in known, f"{group}.{key}", cfg[key], f"unknown key; {group} takes only {sorted(known)}"
+                f"{closest(key, known)}")
+    return dict(cfg)
+
+
+def router(cfg: Mapping) -> RouterSpec:
+    """The `router` group; `link_latency` may be a number or a map {link class: cycles}."""
+    values = _fields(RouterSpec, "router", cfg)
+    latency = values.get("link_latency", 1)
+    if isinstance(latency, Mapping):
+        values["link_latency"] = tuple(sorted((str(k), v) for k, v in latency.items()))
+    return RouterSpec(**values)
+
+
+def sim(cfg: Mapping) -> SimSpec:
+    """The `sim` group; `loads` and `seeds` are non-empty lists (duplicates merged)."""
+    values = _fields(SimSpec, "sim", cfg)
+    for key in ("loads", "seeds"):
+        if key in values:
+            grid = values[key]
+            require(isinstance(grid, (list, tuple)) and len(grid) > 0, f"sim.{key}", grid, "a non-empty list")
+            values[key] = tuple(grid)
+    return SimSpec(**values)
+
+
+def network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> Network:
+    """The network; `router.vcs: auto` sizes the VCs as the scheme's VC policy needs on this
+    topology, with hop VCs from the exact longest route (`longest_route`)."""
+    require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
+    tables = scheme.build_tables(topo)
+    max_hops = int(scheme.max_hops(topo, tables))
+    policy = vc_policy.resolve(router_spec.vc_policy, scheme, router_spec.flow_control)
+    needed = int(policy.vcs_needed(scheme, topo, tables))
+    scheme.check_deadlock_free(topo, tables, policy.name)
+    rings = port_rings(topo) if router_spec.flow_control == "bubble" else None
+
+    def assemble(spec: RouterSpec, hops: int) -> Network:
+        return Network.assemble(topo, scheme, spec, hops, policy, tables, rings)
+
+    if router_spec.vcs == "auto":
+        require(needed <= 64, "router.vcs", "auto", f"at most 64 VCs ({scheme.name} needs {needed})")
+        built = assemble(dataclasses.replace(router_spec, vcs=needed), max_hops)
+        if policy.name != "hops":
+            return built
+        longest = longest_route(built)
+        return assemble(dataclasses.replace(router_spec, vcs=max(longest, 1)), longest)
+    require(router_spec.vcs >= needed, "router.vcs", router_spec.vcs,
+            f">= {needed}: routing={scheme.name} with vc_policy={policy} needs {needed} VCs "
+            f"on {topo.name} (longest route {max_hops} hops)")
+    return assemble(router_spec, max_hops)
+
+
+def network_of(config: Mapping) -> Network:
+    """The network of a config's `topology`, `routing` and `router` groups."""
+    return network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+
+
+def longest_route(built: Network) -> int:
+    """The longest route of the network's scheme in router-to-router hops: its own
+    `max_hops` where that is exact, else every route followed by the route explorer
+    (networks up to EXPLORE_UP_TO routers; larger ones use the bound and say so)."""
+    scheme, topo = built.routing, built.topo
+    if scheme.exact_max_hops:
+        return built.layout.max_hops
+    if topo.n_routers > EXPLORE_UP_TO:
+        log.warning("router.vcs=auto: %s routes on %d routers are not all followed (more than %d): using the "
+                    "bound of %d hops", scheme.name, topo.n_routers, EXPLORE_UP_TO, built.layout.max_hops)
+        return built.layout.max_hops
+    return int(explore_routes(built, draws=scheme.explore_draws).longest)

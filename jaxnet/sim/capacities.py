@@ -1,0 +1,98 @@
+"""How large the work lists are (`jaxnet.sim.work.Listed`), chunk by chunk, on the host.
+
+Each distinct tuple of capacities is one compilation of the chunk, so capacities change
+rarely: the first chunk's are estimated from the offered load (`first`); a list whose
+count outgrew its capacity grows, one whose count shrank well below it shrinks only when
+enough entries would be saved (`next_capacities`); a chunk whose lists overflowed is redone
+with larger ones (`overflowed`). Results never depend on the capacities.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxnet.sim.layout import Layout
+from jaxnet.sim.spec import LISTED
+from jaxnet.sim.work import EveryBuffer, Listed, Work
+
+# sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
+# VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
+# list capacity is one more compilation of the chunk, which a short run does not win back
+# (docs/performance.md). A list's capacity is a power of 2**(1/4) times the server count.
+AUTO_LISTS_FROM = 16384
+LISTS_FROM = 2 * 10**5
+AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
+# Entries per server and unit of offered load that each list needs below saturation under
+# uniform traffic (per squared load for the output rings with a packet to send on an idle
+# link), measured on the benchmark networks (benchmarks/README.md). Past saturation the
+# counts keep growing; the lists then grow with them.
+IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
+# A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
+# it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
+# more than SLACK x the server count (a few idle entries cost less than a compilation).
+GROW, SHRINK, SLACK = 1.5, 2, 0.25
+
+
+def steps(active_lists, layout: Layout, points: int, cycles: int) -> tuple:
+    """Per list, the increasing capacities it may take on `layout` (`sim.active_lists`),
+    ending with every ring; () for no lists (every buffer every cycle). `auto` lists on
+    small networks only for runs of enough point-cycles."""
+    lists = active_lists
+    if lists == "auto":
+        if layout.in_vcs < AUTO_LISTS_FROM and points * cycles < LISTS_FROM:
+            return ()
+        lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
+    everything = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
+    return tuple(tuple(sorted({min(k, n) for k in options} | {n})) for options, n in zip(lists or (), everything))
+
+
+def work(capacities: tuple | None) -> Work:
+    """The Work of a chunk: lists of these capacities, or every buffer (None)."""
+    return EveryBuffer() if capacities is None else Listed(tuple(capacities))
+
+
+def fit(lists: tuple, peak, current: tuple | None = None, grow: float = GROW, slack: float = 0,
+        rising=None) -> tuple | None:
+    """The list capacities for the next chunk given the counts `peak` of the last one: per
+    list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it
+    (or leaves at most `slack` entries unused, or its count is `rising`: a network filling
+    up would grow it back), else (and with no current) the smallest step that holds `grow` x
+    the count. None (every buffer every cycle) when there are no lists; lists always beat
+    visiting every buffer, saturated networks included (docs/performance.md)."""
+    if not lists:
+        return None
+    tier = []
+    for i, (options, count) in enumerate(zip(lists, np.asarray(peak))):
+        fitted = next(k for k in options if k >= min(grow * count, options[-1]))
+        holds = current is not None and 1.25 * count <= current[i]
+        used = current is not None and current[i] <= max(SHRINK * count, count + slack)
+        keep = holds and (used or (rising is not None and bool(rising[i])))
+        tier.append(int(current[i]) if keep else int(fitted))
+    return tuple(tier)
+
+
+def first_guess(layout: Layout, load: float):
+    """Entries each list needs per cycle at offered load `load` (IN_USE_PER_LOAD)."""
+    load = min(1.0, load)
+    return np.asarray(IN_USE_PER_LOAD) * layout.servers * np.asarray([load, load, load, load, load * load, load])
+
+
+def first(layout: Layout, lists: tuple, load: float) -> tuple | None:
+    """The first chunk's capacities for points of offered load up to `load`: estimated well
+    enough that a light point compiles its chunk once."""
+    return fit(lists, first_guess(layout, load), grow=1.25)
+
+
+def next_capacities(layout: Layout, lists: tuple, peak, current, previous) -> tuple | None:
+    """The next chunk's capacities after a chunk run with `current` peaked at `peak`;
+    `previous` the chunk before's peak (zeros after the first chunk: the network starts
+    empty). No list shrinks while its count rises: a run's first chunks fill the network,
+    and lists shrunk then would grow back, each capacity a compilation."""
+    return fit(lists, peak, current, slack=SLACK * layout.servers, rising=np.asarray(peak) > np.asarray(previous))
+
+
+def overflowed(lists: tuple, peak, current: tuple) -> tuple:
+    """Capacities to redo a chunk whose lists overflowed `current`: a list that overflowed
+    grows to hold 2x its count; the others keep theirs (each capacity tuple is a
+    compilation)."""
+    grown = fit(lists, peak, grow=2.0)
+    return tuple(g if p > c else c for g, p, c in zip(grown, np.asarray(peak), current))

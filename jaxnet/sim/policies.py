@@ -1,0 +1,115 @@
+"""The router's named policies (`router.selection`, `router.flow_control`,
+`router.injection_policy`): one registry each, the engine looks the configured one up.
+
+Selection orders request filtering and selection:
+  available_first  drop the outputs that cannot take the whole packet, then take the lowest
+                   total (DESIGN; the reference simulator's usual policy chain);
+  best_first       keep the candidates of lowest total among all of them, then drop those
+                   that cannot take the packet, and wait if none is left (the Polarized
+                   paper's Algorithm 1).
+Flow control:
+  cut_through      virtual cut-through on every hop: room for one whole packet;
+  bubble           tori: a head entering a ring (injection, a change of dimension or
+                   direction) needs room for two packets, at the crossbar in the local output
+                   buffer and at the link downstream; a head continuing in its ring for one.
+Injection policy, which injection buffer (VC of the injection port) a new packet takes:
+  lowest           the lowest-index one with room (DESIGN);
+  random           a random one with room;
+  dest             the one fixed by the destination's section of the servers (Valiant
+                   paper, section IV-C), if it has room.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax.numpy as jnp
+
+from jaxnet.core import packets as pk
+from jaxnet.core import rng
+from jaxnet.core.gather import take_rows
+from jaxnet.core.registry import Registry
+from jaxnet.sim import keys
+
+
+def available_first(total, usable, available):
+    """bool [H, P]: the candidates a head may choose among (`total` int32 [H, P]: cost +
+    occupancy; `usable`: its candidates; `available`: can take the packet now)."""
+    return usable & available
+
+
+def best_first(total, usable, available):
+    """As `available_first`, after keeping only the candidates of lowest total."""
+    lowest = total == jnp.where(usable, total, keys.COST_CAP).min(axis=1, keepdims=True)
+    return usable & lowest & available
+
+
+SELECTIONS = Registry("router.selection", {"available_first": available_first, "best_first": best_first})
+
+
+@dataclasses.dataclass(frozen=True)
+class CutThrough:
+    """Virtual cut-through: an output VC with room for the whole packet can take it."""
+
+    uses_rings: ClassVar[bool] = False
+
+    def enters_ring(self, net, ids, router, shape):
+        """bool [shape]: the candidate hops of the heads of input rings `ids` at `router`
+        that enter a ring (never, here)."""
+        return jnp.zeros(shape, bool)
+
+    def requestable(self, view, enters):
+        """bool: which candidate outputs (`route.OutputView`) a head may request."""
+        return view.available
+
+    def extra_room(self, head):
+        """Packets of downstream room needed beyond one to start `head` [K, F] on a link."""
+        return 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Bubble(CutThrough):
+    """Bubble flow control (see the module docstring): needs the ring of every port."""
+
+    uses_rings: ClassVar[bool] = True
+
+    def enters_ring(self, net, ids, router, shape):
+        in_ring = net.in_ring if ids is None else take_rows(net.in_ring, ids)
+        return in_ring[:, None] != net.port_ring[router]
+
+    def requestable(self, view, enters):
+        return view.available & (~enters | view.room_for_two)
+
+    def extra_room(self, head):
+        return head[:, pk.ENTERS_RING]
+
+
+FLOW_CONTROLS = Registry("router.flow_control", {"cut_through": CutThrough(), "bubble": Bubble()})
+
+
+def lowest_with_room(room, q_head, injection_vcs: int, servers: int, seed, t, server):
+    """int32 [N]: the injection VC each listed server's next packet takes, V if none
+    (room: bool [N, V] which VCs have room; q_head: int32 [N, Q_FIELDS] the queued packet;
+    injection_vcs: VCs servers may use; server: int32 [N] the servers' ids)."""
+    return _first(room, jnp.arange(room.shape[1])[None, :])
+
+
+def random_with_room(room, q_head, injection_vcs: int, servers: int, seed, t, server):
+    vc_ids = jnp.arange(room.shape[1])
+    bits = rng.random_bits_at(seed, t, rng.RNG_INJECT_VC, server)
+    return _first(room, keys.pack_choice(0, keys.tie_break(bits, vc_ids), vc_ids))
+
+
+def by_destination(room, q_head, injection_vcs: int, servers: int, seed, t, server):
+    section = (q_head[:, pk.Q_DST] * injection_vcs) // servers
+    return jnp.where(jnp.take_along_axis(room, section[:, None], axis=1)[:, 0], section, room.shape[1])
+
+
+def _first(room, order):
+    """The VC of lowest `order` key among those with room, V if none."""
+    best = jnp.where(room, order, keys.NONE).min(axis=1)
+    return jnp.where(best == keys.NONE, room.shape[1], keys.choice_index(best))
+
+
+INJECTION_POLICIES = Registry("router.injection_policy", {
+    "lowest": lowest_with_room, "random": random_with_room, "dest": by_destination})

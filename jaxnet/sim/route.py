@@ -1,0 +1,177 @@
+"""Route computation, request filtering and selection (DESIGN section 3): each head that
+may move asks its routing scheme for candidate output ports, sees each candidate's
+occupancy and whether it can take the packet (`output_view`), and selects one by
+`router.selection` (`jaxnet.sim.policies`), or requests its ejection port at its
+destination router.
+
+Shapes: K heads (the input rings visited), P network ports, F packet fields. Times are
+cycles, occupancies phits.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jaxnet.core import packets as pk
+from jaxnet.core import rng
+from jaxnet.core.gather import take_pair
+from jaxnet.routing.base import NOT_CANDIDATE
+from jaxnet.sim import keys
+from jaxnet.sim.layout import Model
+from jaxnet.sim.policies import FLOW_CONTROLS, SELECTIONS
+from jaxnet.sim.rings import Subset, counters, head_rows, pick, ring_ids, take_rows
+from jaxnet.sim.state import Rings
+
+
+class OutputView(NamedTuple):
+    """What a head sees of candidate outputs (port, VC) (arrays of the candidates' shape).
+
+    occupancy: int32 phits in the output buffer plus downstream phits whose credits have not
+      returned, phit by phit (DESIGN section 3), clipped below 2**20.
+    available: bool it can take a whole packet now (not held by another packet whose tail is
+      still crossing, and its output buffer has room).
+    room_for_two: bool its output buffer has room for two packets (bubble flow control).
+    """
+
+    occupancy: jnp.ndarray
+    available: jnp.ndarray
+    room_for_two: jnp.ndarray
+
+
+def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc, t):
+    """OutputView of the outputs (port, VC): output ports `port` and VCs `vc` (int32 arrays
+    that broadcast together; given apart, as the callers know them, so that no candidate
+    divides by V).
+
+    Occupancy = L x (packets in the output ring + packets in the downstream input ring - the
+    packet streaming on the link, which is in both) - phits of the last granted packet not
+    yet across the crossbar (one per cycle, the tail at `out_held` - 1) - credits already
+    back of the oldest packet leaving the downstream buffer (its tail's credit is usable at
+    its `free_at`, the credit of each phit before it one cycle earlier)."""
+    layout = model.layout
+    spec = layout.router
+    size, v_count = spec.packet_size, layout.vcs
+    out_vc = port * v_count + vc
+    _, taken, gone = counters(outputs, out_vc)
+    held = take_rows(out_held, out_vc)
+    down_port = take_rows(model.net.out_down, port)
+    has_down = down_port >= 0
+    down = jnp.where(has_down, down_port * v_count + vc, 0)
+    first_down, taken_down, gone_down = counters(inputs, down)
+    taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
+    oldest_free = take_rows(inputs.free_at, down * layout.input_depth + first_down)
+    credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
+    streaming = jnp.where(has_down, gone, 0)
+    occupancy = size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited
+    return OutputView(
+        occupancy=jnp.clip(occupancy, 0, (1 << 20) - 1),
+        available=(held <= t) & (taken < spec.output_buffer),
+        room_for_two=taken <= spec.output_buffer - 2,
+    )
+
+
+def select_output(selection: str, cost, occupancy, usable, available, bits):
+    """Chosen candidate per head, int32 [H]: a choice key (jaxnet.sim.keys) of
+    (cost + occupancy, random tie, port), or keys.NONE when the head must wait.
+    cost, occupancy: int32 [H, P] (occupancy in phits); usable, available: bool [H, P];
+    bits: uint32 [H] random bits for the tie-break; `selection` a `router.selection`."""
+    port_ids = jnp.arange(cost.shape[1])
+    total = jnp.minimum(cost + jnp.where(usable, occupancy, 0), keys.COST_CAP)
+    chosen = SELECTIONS[selection](total, usable, available)
+    choice = keys.pack_choice(total, keys.tie_break(bits, port_ids), port_ids)
+    return jnp.where(chosen, choice, keys.NONE).min(axis=1)
+
+
+class Requests(NamedTuple):
+    """The request of the head of every input ring visited this cycle (all [K]).
+
+    ring: int32 input (port, VC) id; row: int32 slot row of its head; head: int32 [K, F] the
+    head's record. active: bool the head may request (waiting, arrived, input VC free).
+    at_dest: bool the head is at its destination router (requests its ejection port).
+    port: int32 network port chosen (meaningless where at_dest or not requesting).
+    out_vc: int32 output (port, VC) id requested; request: bool a request is made.
+    no_route: bool an active head in transit that had no candidate at all.
+    enters: bool the chosen hop enters a ring (bubble flow control; False otherwise).
+    usable: bool [K, P] the head's candidate network ports (fixed while it waits).
+    wait_vc: int32 the VC of all its candidates, V where they differ (fixed while it waits).
+    blocked: bool an active head in transit with candidates, none of which can take it now:
+      under available_first it cannot request until some candidate's availability rises.
+    """
+
+    ring: jnp.ndarray
+    row: jnp.ndarray
+    head: jnp.ndarray
+    active: jnp.ndarray
+    at_dest: jnp.ndarray
+    port: jnp.ndarray
+    out_vc: jnp.ndarray
+    request: jnp.ndarray
+    no_route: jnp.ndarray
+    enters: jnp.ndarray
+    usable: jnp.ndarray
+    wait_vc: jnp.ndarray
+    blocked: jnp.ndarray
+
+
+def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
+    """(slot row of the head of each input ring `heads`, bool [K] the head may move this
+    cycle: waiting, arrived (router latency included) and its input VC free)."""
+    row, waiting = head_rows(inputs, heads.ids, model.layout.input_depth)
+    arrived = take_pair(inputs.slots, row, pk.READY) + model.layout.router.router_latency <= t
+    return row, heads.valid & waiting & arrived & (pick(in_busy, heads.ids) <= t)
+
+
+def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads: Subset, seed, t) -> Requests:
+    """Route computation, request filtering and selection for the heads of the input
+    rings `heads`."""
+    layout, net, routing = model.layout, model.net, model.routing
+    spec = layout.router
+    v_count, ports, width = layout.vcs, layout.ports, layout.ports_per_router
+    ring = ring_ids(inputs, heads.ids)
+    row, active = movable_heads(model, inputs, in_busy, heads, t)
+    head = take_rows(inputs.slots, row)
+    router = layout.router_of(ring)
+    at_dest = head[:, pk.DST_R] == router
+
+    cost, scheme_vc, scale = routing.candidates(model.tables, router, head, ports)
+    vc = layout.vc_policy.candidate_vcs(net.port_class, router, head, scheme_vc)
+    candidate = cost < NOT_CANDIDATE
+    has_candidate = jnp.any(candidate, axis=1)
+    if vc.ndim == 1:  # one VC for all of a head's candidates: no reductions over the ports for it
+        head_vc, vc = vc, jnp.broadcast_to(vc[:, None], cost.shape)
+        usable = candidate & (head_vc < v_count)[:, None]
+        any_usable = has_candidate & (head_vc < v_count)
+        wait_vc = jnp.where(any_usable, head_vc, v_count)
+    else:
+        head_vc, usable = None, candidate & (vc < v_count)
+        lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
+        any_usable = lowest_vc < v_count
+        wait_vc = jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count)
+    cand_port = router[:, None] * width + jnp.arange(ports)
+    view = output_view(model, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
+    occupancy = view.occupancy if scale is None else view.occupancy * scale
+    flow_control = FLOW_CONTROLS[spec.flow_control]
+    enters = flow_control.enters_ring(net, heads.ids, router, cost.shape)
+    available = flow_control.requestable(view, enters)
+    bits = rng.random_bits_at(seed, t, rng.RNG_SELECT, ring)
+    best = select_output(spec.selection, cost, occupancy, usable, available, bits)
+    best_port = keys.choice_index(best)
+    best_vc = head_vc if head_vc is not None else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
+
+    # at the destination: the lowest-index free VC of the server's ejection port
+    eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
+    vc_ids = jnp.arange(v_count)
+    eject_free = output_view(model, inputs, outputs, out_held, eject_port[:, None], vc_ids, t).available
+    eject_vc = jnp.where(eject_free, vc_ids, v_count).min(axis=1)
+    return Requests(
+        ring=ring, row=row, head=head, active=active, at_dest=at_dest, port=best_port,
+        out_vc=jnp.where(at_dest, eject_port * v_count + eject_vc,
+                         (router * width + best_port) * v_count + best_vc),
+        request=active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE),
+        no_route=active & ~at_dest & ~has_candidate,
+        enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
+        usable=usable,
+        wait_vc=wait_vc,
+        blocked=active & ~at_dest & any_usable & ~jnp.any(usable & available, axis=1),
+    )

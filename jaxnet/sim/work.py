@@ -1,0 +1,320 @@
+"""Which buffers, heads, links and servers a cycle visits: the work lists.
+
+The cycle (`jaxnet.sim.step.cycle_step`) asks a `Work` at each phase which rings or
+servers to visit (a `rings.Subset`). Two implementations give identical results:
+
+  EveryBuffer  every ring, head, link and server, every cycle;
+  Listed       only those with something to do, kept in compact lists of static
+               capacities (`capacities`, one per entry of LISTED):
+                 - the occupied input and output rings, carried from cycle to cycle and
+                   updated from the cycle's pushes (a cycle never scans every ring);
+                 - of the occupied input rings, those with a packet waiting to leave, and of
+                   their heads those that may move and are awake (below);
+                 - of the occupied output rings, those whose link is idle, plus those just
+                   filled;
+                 - the servers with a packet to inject on an idle link or one to generate.
+               Under available_first selection (and a scheme that does not redraw stuck
+               heads) a head that none of its candidate outputs could take sleeps until the
+               availability (`availability`) of an output VC on one of its candidate ports
+               rises: nothing else lets it request, and its candidates depend only on the
+               packet. Results are exact while no list outgrows its capacity; each cycle
+               reports how many entries every list needed (`counts`), and a run whose lists
+               overflowed is redone with larger capacities (`jaxnet.sim.run`, sized by
+               `jaxnet.sim.capacities`).
+
+A Work is static (hashable: part of the jit cache key). Its per-cycle carry (`todo`) holds
+the subsets the next cycle starts from and this cycle's counts; `Sleep` is what it keeps
+from one chunk of cycles to the next.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxnet.core.gather import take_pair
+from jaxnet.sim.layout import Layout, Model
+from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
+from jaxnet.sim.route import movable_heads
+from jaxnet.sim.spec import LISTED
+# Prefix sums in blocks of this many entries: a 0/1 matrix product per block, a cumsum
+# over the blocks' totals.
+PREFIX_BLOCK = 32
+
+
+def prefix_count(mask):
+    """int32 [n]: how many entries of mask (bool [n]) hold up to and including each one.
+    Within blocks of PREFIX_BLOCK entries a product with an upper-triangular 0/1 matrix
+    (exact: every term is 0 or 1), then a cumsum of the blocks' totals: on XLA:CPU faster
+    than jnp.cumsum (a reduce-window) and quicker to compile than lax.associative_scan."""
+    n = mask.shape[0]
+    blocks = jnp.pad(mask.astype(jnp.float32), (0, -n % PREFIX_BLOCK)).reshape(-1, PREFIX_BLOCK)
+    upper = jnp.triu(jnp.ones((PREFIX_BLOCK, PREFIX_BLOCK), jnp.float32))
+    within = jnp.dot(blocks, upper, precision=jax.lax.Precision.HIGHEST).astype(jnp.int32)
+    before = jnp.cumsum(within[:, -1]) - within[:, -1]
+    return (within + before[:, None]).reshape(-1)[:n]
+
+
+def _positions(mask, capacity: int):
+    """(index [capacity] of the first `capacity` entries where mask holds, in order (0
+    padded), count of entries where it holds): a prefix count and a scatter, faster on a CPU
+    than jnp.nonzero."""
+    position = prefix_count(mask)
+    index = jnp.zeros(capacity, jnp.int32).at[jnp.where(mask, position - 1, capacity)].set(
+        jnp.arange(mask.shape[0], dtype=jnp.int32), **DROP)
+    return index, position[-1]
+
+
+def compact(mask, capacity: int) -> tuple[Subset, jnp.ndarray]:
+    """(the entries where `mask` (bool [n]) holds as a subset of `capacity` entries, how
+    many hold). Entries past the capacity are left out: the caller checks the count."""
+    index, count = _positions(mask, capacity)
+    return Subset(index, jnp.arange(capacity) < count), count
+
+
+def compact_subset(subset: Subset, mask, capacity: int) -> tuple[Subset, jnp.ndarray]:
+    """The entries of a subset where `mask` (bool [K]) holds, as `compact`."""
+    index, count = _positions(mask, capacity)
+    return Subset(take_rows(subset.ids, index), jnp.arange(capacity) < count), count
+
+
+class Sleep(NamedTuple):
+    """Heads that wait for an output (see the module docstring), kept up to date every cycle.
+
+    wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
+      of all its candidates (V where they differ).
+    waits_on: uint32 [in_vcs, W] its candidate network ports (`port_mask`).
+    availability: int32 [out_vcs] `availability` each output had when last visited (an
+      empty output's is its highest, min(2, output buffer)).
+    """
+
+    wait_vc: jnp.ndarray
+    waits_on: jnp.ndarray
+    availability: jnp.ndarray
+
+
+def no_sleep(layout: Layout) -> Sleep:
+    """Every head awake, every output at its highest availability (an empty network)."""
+    return Sleep(jnp.full(layout.in_vcs, -1, jnp.int32),
+                 jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
+                 jnp.full(layout.out_vcs, min(2, layout.router.output_buffer), jnp.int32))
+
+
+def availability(layout: Layout, outputs, out_held, out_rings: Subset, t):
+    """int32 [K] what each visited output (port, VC) can take now: 0 nothing, 1 a packet
+    (`route.OutputView.available`), 2 a packet and room for another (`room_for_two` too). A
+    head that no candidate can take stays so until one of its candidates' values rises.
+    Only the occupied outputs can rise: an empty one is never held and always at its
+    highest value, min(2, output buffer)."""
+    _, taken, _ = counters(outputs, out_rings.ids)
+    room = jnp.clip(layout.router.output_buffer - taken, 0, 2)
+    return jnp.where(pick(out_held, out_rings.ids) <= t, room, 0)
+
+
+def port_mask(ports):
+    """uint32 [..., W] bit p % 32 of word p // 32 set where ports (bool [..., P]) holds. Each
+    word sums its own ports' bits (padding the ports to whole words made XLA:CPU's
+    reduction slower)."""
+    n = ports.shape[-1]
+    words = [ports[..., first:first + 32] for first in range(0, n, 32)]
+    return jnp.stack([jnp.sum(word.astype(jnp.uint32) << jnp.arange(word.shape[-1], dtype=jnp.uint32), axis=-1,
+                              dtype=jnp.uint32) for word in words], axis=-1)
+
+
+def rose_ports(layout: Layout, out_rings: Subset, rose):
+    """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where a
+    visited output's `availability` rose (`rose` bool [K]); row V: where some VC's did (one
+    bit per port, from its lowest VC that rose). Built by one scatter-add of the K outputs'
+    bits (distinct bits, so adding never carries), not by a computed mask that XLA:CPU
+    would fuse into, and redo for, each head's lookup."""
+    r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
+    words = -(-ports // 32)
+    ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_rings.ids is None else out_rings.ids
+    router, rest = layout.router_of(ids), ids % (layout.ports_per_router * v_count)
+    port, vc = rest // v_count, rest % v_count
+    rose = rose & out_rings.valid & (port < ports)
+    # outputs that did not rise go out of bounds (dropped), not onto one spare slot: a GPU
+    # serializes atomic updates of one address
+    network_port = jnp.where(rose, router * ports + port, r_count * ports)
+    lowest_vc = jnp.full(r_count * ports, v_count, jnp.int32).at[network_port].min(vc, **DROP)
+    lead = rose & (take_rows(lowest_vc, jnp.minimum(network_port, r_count * ports - 1)) == vc)
+    bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)
+    slots = r_count * (v_count + 1) * words
+    word = (router * (v_count + 1) + vc) * words + port // 32
+    index = jnp.concatenate([jnp.where(rose, word, slots), jnp.where(lead, word + (v_count - vc) * words, slots)])
+    return jnp.zeros(slots, jnp.uint32).at[index].add(jnp.concatenate([bit, bit]), **DROP).reshape(
+        r_count, v_count + 1, words)
+
+
+class Todo(NamedTuple):
+    """A Work's carry from cycle to cycle.
+
+    inputs, outputs: Subset the occupied input and output rings (EVERY: every ring).
+    sleep: Sleep, or None where nobody sleeps.
+    counts: int32 [6] entries each of LISTED needed this cycle.
+    """
+
+    inputs: Subset
+    outputs: Subset
+    sleep: Sleep | None
+    counts: jnp.ndarray
+
+
+def heads_sleep(model: Model) -> bool:
+    """Whether blocked heads sleep when work is listed: under available_first selection, with
+    a scheme that does not redraw stuck heads (every ring visited: nobody sleeps)."""
+    return model.layout.router.selection == "available_first" and not model.routing.recomputes
+
+
+@dataclasses.dataclass(frozen=True)
+class Work:
+    """Which rings, heads, links and servers each phase visits (see the module docstring)."""
+
+    def start(self, model: Model, state, sleep: Sleep | None) -> Todo:
+        """The carry at the start of a chunk of cycles, from the state (and the heads
+        asleep at its end, for a Work that sleeps)."""
+        raise NotImplementedError
+
+    def heads(self, model: Model, todo: Todo, state, inputs, outputs, kept):
+        """(the input rings whose head to route, todo), after the release."""
+        raise NotImplementedError
+
+    def routed(self, model: Model, todo: Todo, heads: Subset, requests) -> Todo:
+        """The carry after routing `heads`."""
+        return todo
+
+    def links(self, model: Model, todo: Todo, port_busy, kept, requests, filled, t):
+        """(the output rings that may start a packet on their link, todo)."""
+        raise NotImplementedError
+
+    def servers(self, model: Model, todo: Todo, queue, server_busy, generates, t):
+        """(the servers with a packet to inject or to generate, todo)."""
+        raise NotImplementedError
+
+    def next_cycle(self, model: Model, todo: Todo, inputs, outputs, kept, requests, filled, sent, injected) -> Todo:
+        """The carry for the next cycle, with this cycle's counts."""
+        raise NotImplementedError
+
+
+def servers_busy(queue, server_busy, generates, t):
+    """bool [S]: the servers with something to do this cycle: a packet to inject (queued,
+    and their link idle) or one to generate. The others' `inject` and `generate` change
+    nothing."""
+    return generates | ((queue.taken > 0) & (server_busy <= t))
+
+
+@dataclasses.dataclass(frozen=True)
+class EveryBuffer(Work):
+    """Every ring, head, link and server, every cycle. Its counts are those the lists would
+    need (every ring: the waiting ones)."""
+
+    def start(self, model, state, sleep=None):
+        return Todo(EVERY, EVERY, None, jnp.zeros(len(LISTED), jnp.int32))
+
+    def heads(self, model, todo, state, inputs, outputs, kept):
+        return EVERY, todo
+
+    def links(self, model, todo, port_busy, kept, requests, filled, t):
+        return EVERY, todo
+
+    def servers(self, model, todo, queue, server_busy, generates, t):
+        n_servers = jnp.sum(servers_busy(queue, server_busy, generates, t), dtype=jnp.int32)
+        return EVERY, todo._replace(counts=todo.counts.at[5].set(n_servers))
+
+    def next_cycle(self, model, todo, inputs, outputs, kept, requests, filled, sent, injected):
+        in_waiting = jnp.sum(inputs.taken > inputs.gone, dtype=jnp.int32)
+        counts = jnp.stack([jnp.sum(inputs.taken > 0, dtype=jnp.int32), in_waiting, in_waiting,
+                            jnp.sum(outputs.taken > 0, dtype=jnp.int32),
+                            jnp.sum(outputs.taken > outputs.gone, dtype=jnp.int32), todo.counts[5]])
+        return todo._replace(counts=counts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Listed(Work):
+    """Only the rings, heads, links and servers with something to do, in lists of the
+    given capacities (one per entry of LISTED)."""
+
+    capacities: tuple[int, ...]
+
+    def start(self, model, state, sleep=None):
+        """The occupied rings of `state` listed from scratch (once per chunk)."""
+        capacity = self.capacities
+        in_list, n_in = compact(state.inputs.taken > 0, capacity[0])
+        out_list, n_out = compact(state.outputs.taken > 0, capacity[3])
+        sleep = (sleep if sleep is not None else no_sleep(model.layout)) if heads_sleep(model) else None
+        return Todo(in_list, out_list, sleep, jnp.stack([n_in, 0, 0, n_out, 0, 0]))
+
+    def heads(self, model, todo, state, inputs, outputs, kept):
+        """The listed input rings with a packet waiting whose head may move and is awake
+        (or woken: an output VC on one of its candidate ports rose this cycle)."""
+        layout, t, capacity = model.layout, state.cycle, self.capacities
+        waiting, n_waiting = self._waiting(todo.inputs, kept.waiting_in)
+        _, movable = movable_heads(model, inputs, state.in_busy, waiting, t)
+        sleep = todo.sleep
+        if sleep is not None:
+            out_list = todo.outputs
+            now = availability(layout, outputs, state.out_held, out_list, t)
+            before = pick(sleep.availability, out_list.ids)
+            rose = rose_ports(layout, out_list, now > before)
+            ids = waiting.ids
+            wait_vc = take_rows(sleep.wait_vc, ids)
+            rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
+            woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
+            movable &= woken | (wait_vc < 0)
+            # availability written only where it changed: the write then depends on the read,
+            # which XLA orders before it instead of copying the array
+            sleep = sleep._replace(availability=put(sleep.availability, out_list.ids,
+                                                    out_list.valid & (now != before), now))
+        heads, n_heads = compact_subset(waiting, movable, capacity[2])
+        return heads, todo._replace(sleep=sleep, counts=todo.counts.at[1].set(n_waiting).at[2].set(n_heads))
+
+    def _waiting(self, in_list: Subset, waiting):
+        """(the listed input rings with a packet waiting, how many): compacted where that
+        list's capacity is at most half the occupied rings' (below saturation); near
+        saturation most occupied rings hold a waiting packet and checking them all costs
+        less than compacting them, so the occupied list is used with the mask."""
+        capacity = self.capacities
+        if 2 * capacity[1] <= capacity[0]:
+            return compact_subset(in_list, waiting, capacity[1])
+        return Subset(in_list.ids, waiting), jnp.sum(waiting, dtype=jnp.int32)
+
+    def routed(self, model, todo, heads, requests):
+        """The routed heads that found no output sleep, the others wake."""
+        if todo.sleep is None:
+            return todo
+        sleep = todo.sleep._replace(
+            wait_vc=put(todo.sleep.wait_vc, heads.ids, heads.valid, jnp.where(requests.blocked, requests.wait_vc, -1)),
+            waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.usable)))
+        return todo._replace(sleep=sleep)
+
+    def links(self, model, todo, port_busy, kept, requests, filled, t):
+        """The listed output rings with a packet waiting whose link is idle (a busy link
+        sends nothing), and those just filled."""
+        out_list = todo.outputs
+        idle = take_rows(port_busy, out_list.ids // model.layout.vcs) <= t
+        sending, n_sending = compact_subset(out_list, kept.waiting_out & idle, self.capacities[4])
+        filled_ring = jnp.where(filled, requests.out_vc, 0)
+        sending = Subset(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
+        return sending, todo._replace(counts=todo.counts.at[4].set(n_sending))
+
+    def servers(self, model, todo, queue, server_busy, generates, t):
+        servers, n_servers = compact(servers_busy(queue, server_busy, generates, t), self.capacities[5])
+        return servers, todo._replace(counts=todo.counts.at[5].set(n_servers))
+
+    def next_cycle(self, model, todo, inputs, outputs, kept, requests, filled, sent, injected):
+        """The rings kept after the release, and those a packet entered empty. A ring
+        emptied by the release is listed again only if a packet enters it this cycle, so no
+        ring is listed twice."""
+        capacity = self.capacities
+        arrived = jnp.where(sent.to_router, sent.down, 0)
+        in_list, n_in = compact_subset(
+            Subset(jnp.concatenate([todo.inputs.ids, arrived, injected.ring]), None),
+            jnp.concatenate([kept.inputs, sent.to_router & sent.down_empty, injected.moved & injected.ring_was_empty]),
+            capacity[0])
+        filled_ring = jnp.where(filled, requests.out_vc, 0)
+        out_list, n_out = compact_subset(
+            Subset(jnp.concatenate([todo.outputs.ids, filled_ring]), None), jnp.concatenate([kept.outputs, filled]),
+            capacity[3])
+        return todo._replace(inputs=in_list, outputs=out_list, counts=todo.counts.at[0].set(n_in).at[3].set(n_out))

@@ -25,7 +25,8 @@ from jaxnet.paths.weights import (
 from jaxnet.results import write_rows
 from jaxnet.results.plots import curves_figure
 from jaxnet.routing.table import TablePaths
-from jaxnet.sim.run import Network, compiled_advance, simulate
+from jaxnet import build
+from jaxnet.sim.run import simulate
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology
 from jaxnet.traffic import tables_for_points
@@ -63,7 +64,7 @@ def main():
                          "max_link_load": {n: w.max_load(paths, demand) for n, w in weights.items()}}
     vcs = int(paths.length.max())
     for wname, w in weights.items():
-        network = Network.build(topo, TablePaths.from_pathset(paths, w.weights), RouterSpec(vcs=vcs))
+        network = build.network(topo, TablePaths.from_pathset(paths, w.weights), RouterSpec(vcs=vcs))
         for tname, traffic in traffics.items():
             points = [(load, 1) for load in args.loads]
             result, _ = simulate(network, tables_for_points(traffic, topo, points), points, window)
@@ -72,9 +73,6 @@ def main():
             peak = max(r["accepted_load"] for r in result)
             summary[f"peak_{tname}_{wname}"] = peak
             print(f"{wname:8s} {tname:8s} peak accepted {peak:.3f}")
-    # one compiled chunk per traffic-table shape; the weightings never recompile
-    summary["compiled_versions"] = compiled_advance(network.layout, network.routing, window.chunk,
-                                                    window.resolved_vmap_width(network.layout))._cache_size()
     write_rows(out / "results.csv", rows)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     for row in rows:

@@ -18,17 +18,16 @@ import argparse
 import json
 from pathlib import Path
 
+from jaxnet import build
 from jaxnet.core.files import write_atomic
-from jaxnet.routing import build_routing
-from jaxnet.sim.run import Network, simulate
-from jaxnet.sim.spec import RouterSpec, SimSpec
-from jaxnet.topology import build_topology
+from jaxnet.sim.run import simulate
+from jaxnet.sim.spec import SimSpec
 from jaxnet.traffic import tables_for_points
 
 
 def run(label, topology, routing, router, traffic, loads, warmup, measure, out):
-    topo = build_topology(topology)
-    network = Network.build(topo, build_routing(routing), RouterSpec(**router))
+    topo = build.topology(topology)
+    network = build.network(topo, build.routing(routing), build.router(router))
     points = [(load, 1) for load in loads]
     rows, _ = simulate(network, tables_for_points(traffic, topo, points), points,
                        SimSpec(warmup=warmup, measure=measure, chunk=(warmup + measure) // 2))

@@ -56,9 +56,6 @@ SCRIPTS = {
     "angara_table2": (
         "Angara routing tables, Table 2 (4x2x2x2 and its subsystems) and Figure 5 (random tori)",
         ["python", "scripts/reproduce_angara.py"], "outputs/angara", ["table2.md"], ["figure5.png"]),
-    "angara_tables_sim": (
-        "Angara tables simulated: BFS, SSSP, genetic on the 4x2x2x2 torus",
-        ["python", "scripts/compare_torus_tables.py"], "outputs/torus_tables_sim", [], ["curves.png"]),
 }
 
 
@@ -103,9 +100,19 @@ def sweep_dir(name: str, scale: str) -> Path:
 
 
 def experiments() -> list[str]:
-    names = sorted(str(p.relative_to(ROOT / "conf" / "experiment").with_suffix(""))
-                   for p in (ROOT / "conf" / "experiment").glob("*/fig*.yaml"))
-    return sorted(names, key=lambda n: (n.split("/")[0], int(n.split("fig")[1])))
+    """Every experiment (a file that names one; the others are parts the figures share),
+    by paper, figures in their number order."""
+    import yaml
+
+    names = [str(p.relative_to(ROOT / "conf" / "experiment").with_suffix(""))
+             for p in (ROOT / "conf" / "experiment").glob("*/*.yaml")
+             if (yaml.safe_load(p.read_text()).get("experiment") or {}).get("name")]
+
+    def order(name: str):
+        paper, figure = name.split("/")
+        return (paper, int(figure[3:]) if figure[3:].isdigit() else 99, figure)
+
+    return sorted(names, key=order)
 
 
 def routers(topology: dict) -> int:

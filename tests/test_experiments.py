@@ -1,9 +1,11 @@
-"""Every paper figure (`conf/experiment/<paper>/fig*.yaml`) composes, resolves into valid
-jobs at both scales, and runs; the collector merges a sweep's jobs into its figures."""
+"""Every experiment (`conf/experiment/<paper>/<name>.yaml`: the papers' figures, the
+fidelity checks) composes, resolves into valid jobs at each of its scales, and runs; the
+collector merges a sweep's jobs into its figures."""
 import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from jaxnet import build
 from jaxnet.cli.common import CONF_DIR
@@ -17,8 +19,12 @@ from jaxnet.traffic import PATTERNS, build_traffic
 
 TINY_SIM = {"loads": [0.3], "seeds": [1], "warmup": 20, "measure": 40, "chunk": 20}
 EXPLICIT = tuple(f"sim.{key}" for key in (*TINY_SIM, "check_invariants"))  # as if given on the command line
-EXPERIMENTS = sorted(str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix(""))
-                     for p in Path(CONF_DIR).glob("experiment/*/fig*.yaml"))
+# an experiment's scales: its own, or (the papers' figures) those of the parts it includes: both
+SCALES = {str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix("")):
+          sorted(experiment.get("scales") or ("small", "paper"))
+          for p in Path(CONF_DIR).glob("experiment/*/*.yaml")
+          if (experiment := yaml.safe_load(p.read_text()).get("experiment") or {}).get("name")}
+EXPERIMENTS = sorted(SCALES)
 
 
 def test_the_papers_figures_are_there():
@@ -27,8 +33,7 @@ def test_the_papers_figures_are_there():
     assert expected <= set(EXPERIMENTS)
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-@pytest.mark.parametrize("scale", ["small", "paper"])
+@pytest.mark.parametrize("name, scale", [(name, scale) for name in EXPERIMENTS for scale in SCALES[name]])
 def test_every_job_resolves_to_valid_groups(name, scale):
     resolved = sweep_jobs(name, scale)
     assert resolved, name

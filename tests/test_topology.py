@@ -1,9 +1,12 @@
 """Topology builders: port wiring, degrees, parameter errors, Galois fields, graph files."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import networkx as nx
 import numpy as np
 import pytest
+import yaml
 
 from jaxnet.topology import TOPOLOGIES, build_topology
 from jaxnet.topology.base import from_graph
@@ -19,6 +22,7 @@ from jaxnet.topology.rrg import (
 )
 from jaxnet.topology.slimfly import generator_sets
 
+CONF = Path(__file__).resolve().parents[1] / "conf" / "topology"
 # (config, expected router count, expected set of degrees)
 SMALL = [
     (dict(name="rrg", routers=16, degree=3, seed=2), 16, {3}),
@@ -52,9 +56,8 @@ def _id(case):
     return ",".join(f"{k}={v}" for k, v in cfg.items())
 
 
-@pytest.mark.parametrize("cfg,routers,degrees", SMALL, ids=[_id(c) for c in SMALL])
-def test_ports_are_reciprocal_and_degrees_as_expected(cfg, routers, degrees):
-    topo = build_topology(dict(cfg, servers_per_router=2))
+def _check_wiring(topo):
+    """Ports reciprocal, packed, classed; the graph connected, simple."""
     used = topo.neighbor >= 0
     r, p = np.nonzero(used)
     n, q = topo.neighbor[r, p], topo.peer_port[r, p]
@@ -65,14 +68,23 @@ def test_ports_are_reciprocal_and_degrees_as_expected(cfg, routers, degrees):
     assert (topo.peer_port[~used] == -1).all() and (topo.link_class[~used] == -1).all()
     # ports are packed: used ports first, then -1 padding
     assert (np.sort(~used, axis=1) == ~used).all()
-    assert topo.n_routers == routers and set(topo.degrees.tolist()) == degrees
-    assert topo.n_servers == 2 * routers
     assert nx.is_connected(topo.graph) and nx.number_of_selfloops(topo.graph) == 0
     assert topo.graph.number_of_edges() == used.sum() // 2  # no parallel links
 
 
-def test_every_builder_is_covered():
-    assert {cfg["name"] for cfg, _, _ in SMALL} | {"file"} == set(TOPOLOGIES)
+@pytest.mark.parametrize("cfg,routers,degrees", SMALL, ids=[_id(c) for c in SMALL])
+def test_ports_are_reciprocal_and_degrees_as_expected(cfg, routers, degrees):
+    topo = build_topology(dict(cfg, servers_per_router=2))
+    _check_wiring(topo)
+    assert topo.n_routers == routers and set(topo.degrees.tolist()) == degrees
+    assert topo.n_servers == 2 * routers
+
+
+@pytest.mark.parametrize("name", sorted(set(TOPOLOGIES) - {"file"}))
+def test_every_registered_topology_builds_from_its_config(name):
+    """A new topology is covered from its registry line and its yaml (`file` needs a file:
+    tests/test_topology.py's graph-file tests)."""
+    _check_wiring(build_topology(yaml.safe_load((CONF / f"{name}.yaml").read_text())))
 
 
 def test_distances_and_path_counts_match_networkx():

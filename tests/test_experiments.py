@@ -11,7 +11,7 @@ from jaxnet import build
 from jaxnet.cli.common import CONF_DIR
 from jaxnet.cli.experiment import sweep_jobs
 from jaxnet.cli.sweep import run_sweep
-from jaxnet.results import collect
+from jaxnet.results import claims, collect
 from jaxnet.routing import ROUTINGS
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import TOPOLOGIES, build_topology
@@ -50,7 +50,7 @@ def test_every_job_resolves_to_valid_groups(name, scale):
         assert job["scale"] == scale and spec.points
     # every claim is an expression over the columns the rows have
     for claim in experiment.get("claims", []):
-        assert {"claim", "source", "paper", "jaxnet"} <= set(claim)
+        assert {"claim", "source", "quote", "paper", "jaxnet"} <= set(claim)
         assert claim.get("relation", "~") in ("~", ">=", "<=")
 
 
@@ -87,8 +87,8 @@ def test_one_job_per_paper_runs_and_the_claims_evaluate(name, tmp_path):
     written = collect.write_outputs(rows, tmp_path, merged_csv=False)
     for kind in job["experiment"]["plots"]:
         assert tmp_path / f"{kind}.png" in written
-    claims = collect.evaluate_claims(rows, job["experiment"]["claims"])
-    assert all(c["verdict"] in ("agrees", "disagrees", "not run") for c in claims)
+    evaluated = claims.evaluate(rows, job["experiment"]["claims"])
+    assert all(c["verdict"].startswith(("agrees", "disagrees", "not run")) for c in evaluated)
 
 
 def test_scale_keeps_bounds_and_claims_to_their_scale(tmp_path):
@@ -98,7 +98,7 @@ def test_scale_keeps_bounds_and_claims_to_their_scale(tmp_path):
     collect.write_outputs(rows, tmp_path, merged_csv=False)
     text = (tmp_path / "claims.md").read_text()
     assert "(small p=2)" in text and "= 16.6%" not in text
-    values = [c["value"] for c in collect.evaluate_claims(rows, job["experiment"]["claims"])]
+    values = [c["value"] for c in claims.evaluate(rows, job["experiment"]["claims"])]
     assert any(math.isnan(v) for v in values)  # claims over lines this job did not run
 
 

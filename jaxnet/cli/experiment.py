@@ -9,16 +9,18 @@ An experiment file sets the top-level keys `scale` (small | paper), `line` and `
       plots               throughput, latency, jain, hops, bars (maximum accepted load)
       panel, group        how curve figures split (traffic | network) and how bars group
                           (bars: a panel per network)
-      lines               name -> {routing: {...}, router: {...}, only: [networks]}: the curves
+      lines               name -> {routing: {...}, router: {...}, only: [networks], label}: the
+                          curves (label: the legend's text; default derived from the settings)
       networks            name -> {small: {topology}, paper: {topology}, patterns?} (optional;
                           a network's own patterns replace the experiment's)
       patterns            label -> traffic config, or scale -> {label: config}: every pattern of
                           a job runs in the same batch as its loads and seeds
       scales              small | paper -> {router: {...}, sim: {...}, topology: {...}}
       bounds              analytic lines: {value, label, panel?, traffic?, scale?}
-      claims              the paper's statements: {claim, source, paper, relation, tolerance?,
-                          scale?, jaxnet: an expression over peak(), accepted(), hops(),
-                          latency(), jain()}; `scale` keeps a bound or claim to one scale
+      claims              the paper's statements: {claim, source, quote, paper, relation,
+                          tolerance?, scale?, cause?, jaxnet: an expression over peak(),
+                          accepted(), hops(), latency(), jain()} (jaxnet.results.claims);
+                          `scale` keeps a bound or claim to one scale
 
 `resolve` turns the composed config of one job into a plain run: topology, routing and
 traffic groups are replaced whole by the experiment's, router and sim keys are overridden,
@@ -104,7 +106,7 @@ def _resolve(config: dict) -> dict:
         spec = lines[line]
         if spec.get("only") and config.get("network") not in spec["only"]:
             raise NotApplicable(f"line {line} runs only on {list(spec['only'])}, not on {config.get('network')}")
-        _apply(out, {k: v for k, v in spec.items() if k not in ("only", "networks")})
+        _apply(out, {k: v for k, v in spec.items() if k not in ("only", "networks", "label")})
         _apply(out, (spec.get("networks") or {}).get(config.get("network"), {}))
     patterns = ((networks.get(config.get("network")) or {}).get("patterns")
                 or experiment["scales"][scale].get("patterns") or experiment.get("patterns"))

@@ -9,12 +9,14 @@ load under the random demand `paths.demand_seed` (or any traffic pattern given a
 optimum from LP duality (`max_link_load_lower_bound`), which certifies the Optax result
 where the LP is too big (`paths.lp_method=none` skips the LP). The run directory receives
 `paths.npz` (the `PathSet`), `weights.npz` (demand and the weight arrays), `summary.json`
-and `path_counts.png` (the paper's histogram: relative contribution of the links with each
-path count, by link class).
+and `path_counts` (in each of `plot.formats`; the paper's histogram: relative contribution of
+the links with each path count, by link class). Pairs with fewer than k edge-disjoint paths
+are counted in a warning and in `pairs_short_of_k`.
 """
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -41,14 +43,16 @@ from jaxnet.paths.weights import (
     traffic_demand,
     uniform_weights,
 )
+from jaxnet.results import plots
 from jaxnet.topology import build_topology
-from jaxnet.traffic import build_traffic
+from jaxnet.traffic import PATTERNS, build_traffic
 
 
 @hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
 @friendly_errors
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
+    formats = plots.check_formats(OmegaConf.select(cfg, "plot.formats", default=plots.DEFAULT_FORMATS))
     p = cfg.paths
     require(p.lp_method in (*LP_METHODS, "none"), "paths.lp_method", p.lp_method,
             f"must be one of {', '.join(LP_METHODS)} or none")
@@ -56,10 +60,14 @@ def main(cfg: DictConfig) -> None:
     start = time.perf_counter()
     paths = find_paths(topology, p.k, p.algorithm, cycles=p.cycles, seed=p.seed)
     path_seconds = time.perf_counter() - start
+    short = int((paths.valid.sum(axis=1) < p.k).sum())
+    if short:
+        print(f"warning: {short} of {paths.n_pairs} router pairs have fewer than paths.k={p.k} edge-disjoint "
+              f"paths (as few as {int(paths.valid.sum(axis=1).min())})", file=sys.stderr)
     if p.get("demand") is None:
         demand = random_demand(paths, p.demand_seed)
     else:
-        table = build_traffic(OmegaConf.to_container(p.demand), topology, p.demand_seed)
+        table = build_traffic(demand_pattern(p.demand), topology, p.demand_seed)
         demand = traffic_demand(paths, table, topology.servers_per_router)
     weights = {"uniform": uniform_weights(paths)}
     if p.lp_method != "none":
@@ -77,6 +85,7 @@ def main(cfg: DictConfig) -> None:
         "pmax_by_cycle": None if paths.link_counts_by_cycle is None
         else paths.link_counts_by_cycle.max(axis=1).tolist(),
         "paths": int(paths.valid.sum()),
+        "pairs_short_of_k": short,
         "mean_path_length": round(paths.mean_path_length, 6),
         "max_link_load_optimal": None,
         **{f"max_link_load_{name}": round(w.max_load(paths, demand), 6) for name, w in weights.items()},
@@ -92,21 +101,35 @@ def main(cfg: DictConfig) -> None:
     out.mkdir(parents=True, exist_ok=True)
     paths.save(out / "paths.npz")
     np.savez_compressed(out / "weights.npz", demand=demand, **{n: w.weights for n, w in weights.items()})
-    save_histograms(topology, {p.algorithm: counts}, out / "path_counts.png")
+    save_histograms(topology, {p.algorithm: counts}, out / "path_counts.png", formats)
     write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     print_report(summary, cfg.format)
 
 
-def save_histograms(topology, panels: dict[str, np.ndarray], path: Path) -> None:
+def demand_pattern(demand) -> dict:
+    """`paths.demand` as a traffic config: a mapping, or a pattern's name (its defaults)."""
+    if isinstance(demand, str):
+        demand = {"name": demand}
+    elif OmegaConf.is_config(demand):
+        demand = OmegaConf.to_container(demand, resolve=True)
+    require(isinstance(demand, dict), "paths.demand", demand,
+            "a traffic pattern: its name (e.g. adv_group) or a mapping such as {name: adv_group, offset: 1}")
+    PATTERNS.split(demand, "paths.demand")
+    return demand
+
+
+def save_histograms(topology, panels: dict[str, np.ndarray], path: Path,
+                    formats=plots.DEFAULT_FORMATS) -> list[Path]:
+    """`histogram_figure` written to `path` in each of `formats`; returns the files."""
+    return plots.save(histogram_figure(topology, panels), path, formats)
+
+
+def histogram_figure(topology, panels: dict[str, np.ndarray]):
     """One panel per entry: bar height at path count c = c * (links with count c) / sum P_e,
     so every panel sums to one; link classes (Dragonfly local / global) stacked in colour."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     link_class = topology.link_class[topology.neighbor >= 0]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.2 * len(panels)), squeeze=False)
+    fig, axes = plots.pyplot().subplots(len(panels), 1, figsize=(6.5, 1.9 * len(panels) + 0.4), squeeze=False,
+                                        sharex=True, layout="constrained")
     for ax, (title, counts) in zip(axes[:, 0], panels.items()):
         total = counts.sum()
         bottom = np.zeros(int(counts.max()) + 1)
@@ -115,14 +138,15 @@ def save_histograms(topology, panels: dict[str, np.ndarray], path: Path) -> None
             height = share * np.arange(bottom.size) / total
             ax.bar(np.arange(bottom.size), height, width=1.0, bottom=bottom, label=name)
             bottom += height
-        ax.set_title(f"{title} (P_max = {counts.max()})", fontsize=9)
-        ax.set_ylabel("relative contribution")
-        if len(topology.link_class_names) > 1:
-            ax.legend(fontsize=8)
-    axes[-1, 0].set_xlabel("path count")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        ax.set_ylim(0, 1.08 * bottom.max())  # stacked bars set no margin above the tallest
+        ax.set_title(f"{title} (P_max = {counts.max()})", fontsize=plots.FONT)
+        ax.set_ylabel("relative contribution", fontsize=plots.FONT)
+        ax.tick_params(labelsize=plots.FONT - 1)
+    axes[-1, 0].set_xlabel("path count", fontsize=plots.FONT)
+    axes[-1, 0].set_xlim(-1, max(int(c.max()) for c in panels.values()) + 1)
+    if len(topology.link_class_names) > 1:
+        axes[0, 0].legend(fontsize=plots.FONT - 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return fig
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ import math
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
+from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from jaxnet import build
 from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
-from jaxnet.results import collect
+from jaxnet.results import collect, plots
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
 from jaxnet.sim.run import simulations_that_fit
 from jaxnet.sim.spec import SimSpec
@@ -97,9 +98,18 @@ class CollectSweep(Callback):
         import sys
 
         root = Path(config.hydra.sweep.dir)
-        rows, damaged = collect.load([d for d in root.iterdir() if d.is_dir()] if root.exists() else [])
+        unreadable = []
+        jobs = [d for d in root.iterdir() if d.is_dir()] if root.exists() else []
+        rows, damaged = collect.load(jobs, unreadable)
+        for message in unreadable:
+            log.warning("left out of the merge: %s", message)
+        try:
+            formats = plots.check_formats(OmegaConf.select(config, "plot.formats", default=plots.DEFAULT_FORMATS))
+        except ValueError as err:  # the jobs have failed with it too
+            log.error("error: %s", err)
+            rows = []
         if rows:
-            written = collect.write_outputs(rows, root)
+            written = collect.write_outputs(rows, root, formats=formats)
             log.info("merged %d row(s) into %s (%s)", len(rows), root, ", ".join(p.name for p in written))
         if damaged:
             log.warning("%d damaged row(s) left out of the merge", damaged)

@@ -4,25 +4,24 @@ table, comparison figures and, for experiments, the "paper vs jaxnet" claims tab
 Curves are configurations: two rows belong to the same curve only if everything that
 changes results but the traffic pattern, the offered load and the seed is equal, so rows
 of different configurations are never averaged into one line. A curve's label is its
-experiment line, or the parameters that differ between the curves of the figure."""
+experiment line's `label`, else one derived from what tells it apart (`labels`)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
-
 from jaxnet.core.files import write_atomic
-from jaxnet.results import plots
+from jaxnet.results import claims, labels, plots
 from jaxnet.results.table import NOT_RESULTS, read_rows, write_rows
 
-# configuration keys that never distinguish curves (the grid, bookkeeping, the panel)
+# configuration keys that never distinguish curves (the grid, bookkeeping, the panel, output)
 _IGNORED = tuple(f"sim.{key}" for key in NOT_RESULTS["sim"]) + (
-    "experiment", "line", "network", "scale", "traffic", "patterns", "format", "hydra")
+    "experiment", "line", "network", "scale", "traffic", "patterns", "format", "hydra", "plot", "label")
+LINE_KEYS = ("only", "networks", "label")  # keys of an experiment line that are not configuration
 
 
 def result_files(dirs: Iterable[Path]) -> list[Path]:
@@ -37,11 +36,41 @@ def result_files(dirs: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def load(dirs: Iterable[Path]) -> tuple[list[dict], int]:
-    """(rows of every results.csv found, each point once; damaged rows dropped)."""
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> dict:
+    return json.loads(text)
+
+
+def config_of(row: Mapping) -> dict:
+    """The configuration a row was simulated with."""
+    return _parsed(row["config"])
+
+
+def _check_configs(path: Path, rows: Sequence[Mapping]) -> None:
+    for row in rows:
+        try:
+            ok = isinstance(config_of(row), dict)
+        except json.JSONDecodeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{path} is not a jaxnet results table (its `config` column is not a JSON "
+                             f"configuration): move it away or give the runs' directories instead")
+
+
+def load(dirs: Iterable[Path], unreadable: list[str] | None = None) -> tuple[list[dict], int]:
+    """(rows of every results.csv found, each point once; number of damaged rows dropped). A
+    file that is not a jaxnet results table raises a ValueError naming it, unless
+    `unreadable` is a list: then its message is added there and the file skipped."""
     rows, damaged, seen = [], 0, set()
     for path in result_files(dirs):
-        good, bad = read_rows(path)
+        try:
+            good, bad = read_rows(path)
+            _check_configs(path, good)
+        except ValueError as err:
+            if unreadable is None:
+                raise
+            unreadable.append(str(err))
+            continue
         damaged += bad
         for row in good:
             key = (row["config_id"], row["offered_load"], row["seed"])
@@ -51,131 +80,120 @@ def load(dirs: Iterable[Path]) -> tuple[list[dict], int]:
     return rows, damaged
 
 
-def _flat(prefix: str, value, out: dict) -> dict:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out[prefix] = json.dumps(value, sort_keys=True, default=str)
-    return out
-
-
 def _curve_config(row: Mapping) -> dict:
-    config = json.loads(row["config"])
-    flat = _flat("", config, {})
-    return {k: v for k, v in flat.items() if not any(k == i or k.startswith(i + ".") for i in _IGNORED)}
+    """The row's configuration without what never distinguishes curves (nested)."""
+    def keep(config: Mapping, prefix: str) -> dict:
+        out = {}
+        for key, value in config.items():
+            dotted = f"{prefix}{key}"
+            if dotted in _IGNORED:
+                continue
+            out[key] = keep(value, dotted + ".") if isinstance(value, Mapping) else value
+        return out
+
+    return keep(config_of(row), "")
 
 
-def assign_curves(rows: Sequence[dict]) -> dict[str, str]:
-    """Set row['curve'] (an id) on every row; return {curve id: label}. The label is the
-    experiment line if the rows have one, else the parameters that differ between curves."""
+def _line_labels(experiment: Mapping, rows: Sequence[Mapping]) -> dict[str, str]:
+    """line -> its label: the line's own `label`, else derived from what tells the lines
+    apart (their routing and router settings)."""
+    lines = experiment.get("lines") or {}
     configs = {}
-    several_networks = len({r.get("network") for r in rows}) > 1
     for row in rows:
-        cfg = _curve_config(row)
-        key = row.get("line")
-        if key and several_networks:  # the same line on several networks: still one curve each
-            key = f"{key} @ {row['network']}"
-        key = key or hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:10]
+        line = row.get("line")
+        if line and line not in configs:
+            spec = {k: v for k, v in (lines.get(line) or {}).items() if k not in LINE_KEYS}
+            configs[line] = {"routing": config_of(row)["routing"], **spec}
+    derived = labels.curve_labels(configs)
+    return {line: (lines.get(line) or {}).get("label") or derived[line] for line in configs}
+
+
+def assign_curves(rows: Sequence[dict], panel_key: str | None = None,
+                  experiment: Mapping | None = None) -> dict[str, str]:
+    """Set row['curve'] (an id of the configuration) on every row; return {curve id: label}
+    in legend order (the experiment's line order, else first appearance). Curves that share
+    a label in one panel (a value of `panel_key`) get what tells them apart added."""
+    experiment = experiment if experiment is not None else experiment_of(rows)
+    configs = {}
+    for row in rows:
+        config = _curve_config(row)
+        key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
         row["curve"] = key
-        configs.setdefault(key, cfg)
-    if all(row.get("line") for row in rows):
-        return {k: k for k in configs}
-    keys = sorted({k for cfg in configs.values() for k in cfg})
-    differing = [k for k in keys if len({cfg.get(k) for cfg in configs.values()}) > 1]
-    labels = {}
-    for key, cfg in configs.items():
-        parts = [str(json.loads(cfg[k])) if k.endswith(".name") else f"{k.split('.')[-1]}={json.loads(cfg[k])}"
-                 for k in differing if k in cfg]
-        labels[key] = ", ".join(parts) or json.loads(cfg.get("routing.name", '"run"'))
-    return labels
+        configs.setdefault(key, config)
+    if rows and all(row.get("line") for row in rows):
+        by_line = _line_labels(experiment, rows)
+        order = list(experiment.get("lines") or {})
+        line_of = {row["curve"]: row["line"] for row in rows}
+        ranked = sorted(line_of, key=lambda c: order.index(line_of[c]) if line_of[c] in order else len(order))
+        names = {curve: by_line[line_of[curve]] for curve in ranked}
+    else:
+        names = labels.curve_labels(configs)
+    panels = defaultdict(set)
+    for row in rows:
+        panels[row["curve"]].add(row.get(panel_key) if panel_key else None)
+    out = dict(names)
+    for name in set(names.values()):
+        sharing = [c for c in names if names[c] == name]
+        if any(panels[a] & panels[b] for i, a in enumerate(sharing) for b in sharing[i + 1:]):
+            out.update(labels.distinguish({c: name for c in sharing}, {c: configs[c] for c in sharing}))
+    return out
 
 
 def experiment_of(rows: Sequence[Mapping]) -> dict:
     """The experiment block of the rows' configuration ({} for plain runs)."""
     for row in rows:
-        block = json.loads(row["config"]).get("experiment")
+        block = config_of(row).get("experiment")
         if block:
             return block
     return {}
 
 
-def _title(rows: Sequence[Mapping], experiment: Mapping) -> str:
-    networks = sorted({r.get("topology_name") or r["topology"] for r in rows})
-    head = experiment.get("title") or experiment.get("name") or "jaxnet"
-    scale = sorted({r.get("scale") for r in rows if r.get("scale")})
-    return f"{head}{' (' + ', '.join(scale) + ' scale)' if scale else ''}\n{'; '.join(networks)}"[:300]
-
-
-# ---- claims ---------------------------------------------------------------------------
-
-def _select(rows, where):
-    return [r for r in rows if all(str(r.get(k)) == str(v) for k, v in where.items())]
-
-
-def _metric(rows, column, load=None, **where):
-    chosen = _select(rows, where)
-    if load is not None:
-        chosen = [r for r in chosen if math.isclose(float(r["offered_load"]), load)]
-    values = [float(r[column]) for r in chosen]
-    return float(np.mean(values)) if values else float("nan")
-
-
-def claim_namespace(rows: Sequence[Mapping]) -> dict:
-    """Functions a claim's `jaxnet` expression may use, over the merged rows (where=column
-    values, e.g. line='minimal', traffic='uniform', network='rrg1224')."""
-    return {
-        "peak": lambda **where: plots.peak_accepted(_select(rows, where)),
-        "accepted": lambda load, **where: _metric(rows, "accepted_load", load, **where),
-        "hops": lambda load=None, **where: _metric(rows, "average_hops", load, **where),
-        "latency": lambda load, **where: _metric(rows, "message_latency", load, **where),
-        "jain": lambda load, **where: _metric(rows, "jain_generated", load, **where),
-        "min": min, "max": max, "abs": abs,
-    }
-
-
-def evaluate_claims(rows: Sequence[Mapping], claims: Sequence[Mapping]) -> list[dict]:
-    """Each claim with the jaxnet value of its expression, the difference to the paper's
-    number and whether the paper's relation holds: ~ within `tolerance` (default 0.05), >= and
-    <= up to `tolerance` (default 0; an analytic bound met exactly is measured a hair above
-    or below it, as packets generated before the window are counted in it)."""
-    namespace = claim_namespace(rows)
-    out = []
-    for claim in claims:
-        try:
-            value = float(eval(claim["jaxnet"], {"__builtins__": {}}, namespace))  # noqa: S307 (config text)
-        except (ZeroDivisionError, ValueError, TypeError):
-            value = float("nan")
-        paper = float(claim["paper"])
-        relation = claim.get("relation", "~")
-        tolerance = float(claim.get("tolerance", 0.05 if relation == "~" else 0.0))
-        if math.isnan(value):
-            verdict = "not run"
-        elif relation == ">=":
-            verdict = "agrees" if value >= paper - tolerance else "disagrees"
-        elif relation == "<=":
-            verdict = "agrees" if value <= paper + tolerance else "disagrees"
-        else:
-            verdict = "agrees" if abs(value - paper) <= tolerance else "disagrees"
-        out.append({**claim, "value": value, "difference": value - paper, "verdict": verdict})
+def _networks(rows: Sequence[Mapping]) -> dict[str, str]:
+    """network (the experiment's name, else the topology) -> its description."""
+    out = {}
+    for row in rows:
+        key = row.get("network") or row["topology"]
+        out.setdefault(key, labels.topology_name(config_of(row)["topology"]))
     return out
 
 
-def claims_markdown(results: Sequence[Mapping]) -> str:
-    lines = ["| paper's claim | source | paper | jaxnet | jaxnet - paper | |",
-             "|---|---|---|---|---|---|"]
-    for r in results:
-        rel = {"~": "≈", ">=": "≥", "<=": "≤"}.get(r.get("relation", "~"), "≈")
-        lines.append(f"| {r['claim']} | {r.get('source', '')} | {rel} {r['paper']:g} | "
-                     f"{r['value']:.3f} | {r['difference']:+.3f} | {r['verdict']} |")
-    return "\n".join(lines) + "\n"
+def _title(rows: Sequence[Mapping], experiment: Mapping, panel: str) -> str:
+    scales = sorted({r.get("scale") for r in rows if r.get("scale")})
+    head = experiment.get("title") or experiment.get("name") or ""
+    head += f" ({', '.join(scales)} scale)" if scales else ""
+    networks = "" if panel == "network" else "; ".join(dict.fromkeys(_networks(rows).values()))
+    return "\n".join(filter(None, [head, networks]))
 
 
-# ---- outputs ----------------------------------------------------------------------------
+def assign_panels(rows: Sequence[dict], by: str) -> dict[str, str]:
+    """Set row['panel'] (a key per panel of a curve figure, by `network` or by `traffic`);
+    return {panel key: title}. A traffic panel is one pattern (a label given to several
+    patterns is split), titled as the papers name it; a network panel is titled by the
+    network's description."""
+    if by == "network":
+        titles = _networks(rows)
+        for row in rows:
+            row["panel"] = row.get("network") or row["topology"]
+        return labels.distinguish(titles, {key: {"network": key} for key in titles})
+    patterns = list(dict.fromkeys((row[by], row.get("pattern", "{}")) for row in rows))
+    shared = {label for label, _ in patterns if sum(other == label for other, _ in patterns) > 1}
+    keys = {(label, pattern): f"{label} [{i}]" if label in shared else label
+            for i, (label, pattern) in enumerate(patterns)}
+    titles, configs = {}, {}
+    for (label, pattern), key in keys.items():
+        config = _parsed(pattern) if pattern.startswith("{") else {}
+        titles[key] = labels.panel_title(str(label), config)
+        configs[key] = {"traffic": config}
+    for row in rows:
+        row["panel"] = keys[(row[by], row.get("pattern", "{}"))]
+    return labels.distinguish(titles, configs)
 
-def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> list[Path]:
+
+def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
+                  formats: Sequence[str] = plots.DEFAULT_FORMATS) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
-    figures and (experiments) claims.md in out_dir."""
+    figures (in each of `formats`) and (experiments) claims.md in out_dir."""
+    formats = plots.check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -190,24 +208,29 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> l
         # panels in the experiment's network order; within a job, rows are in its pattern order
         order = list(experiment.get("networks") or {})
         group.sort(key=lambda r: order.index(r["network"]) if r.get("network") in order else len(order))
-        labels = assign_curves(group)
-        prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
         panel = experiment.get("panel", "traffic")
-        title = _title(group, experiment)
+        panel_titles = assign_panels(group, panel)
+        curve_labels = assign_curves(group, "panel", experiment)
+        prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
+        title = _title(group, experiment, panel)
         scales = {r.get("scale") for r in group}
         bounds = [b for b in experiment.get("bounds", []) if b.get("scale", None) in (None, *scales)]
-        claims = [c for c in experiment.get("claims", []) if c.get("scale", None) in (None, *scales)]
         for kind in experiment.get("plots", ["throughput", "latency", "jain", "hops"]):
             path = out_dir / f"{prefix}{kind}.png"
-            if kind == "bars":
-                plots.bars_figure(group, path, title, panel_key="network",
-                                  group_key=experiment.get("group", "traffic"), bounds=bounds, labels=labels)
+            if kind == "bars":  # a panel per network, a bar group per pattern
+                group_key = experiment.get("group", "traffic")
+                group_titles = {r[group_key]: labels.panel_title(str(r[group_key])) for r in group}
+                network_titles = {r.get("network", ""): labels.topology_name(config_of(r)["topology"])
+                                  for r in group}
+                written += plots.bars_figure(group, path, _title(group, experiment, "network"), "network",
+                                             group_key, bounds, curve_labels, network_titles, group_titles, formats)
             else:
-                plots.curves_figure(group, kind, path, title, panel_key=panel, bounds=bounds, labels=labels)
-            written.append(path)
-        if claims:
-            text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims_markdown(
-                evaluate_claims(group, claims))
+                written += plots.curves_figure(group, kind, path, title, "panel", bounds, curve_labels,
+                                               panel_titles, formats)
+        stated = [c for c in experiment.get("claims", []) if c.get("scale", None) in (None, *scales)]
+        if stated:
+            text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims.markdown(
+                claims.evaluate(group, stated))
             write_atomic(out_dir / f"{prefix}claims.md", text)
             written.append(out_dir / f"{prefix}claims.md")
     return written

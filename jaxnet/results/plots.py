@@ -1,37 +1,82 @@
 """Figures that read like the papers': accepted vs offered load, latency vs accepted load,
-Jain index, path length, and maximum-throughput bars, one panel per traffic pattern (or per
-network), one line per curve, seeds as a band, analytic bounds as dashed lines.
+Jain index, path length, and maximum-throughput bars; a panel per traffic pattern (or per
+network), a line per curve, seeds as a band, analytic bounds as dashed lines.
 
 A curve is one configuration: rows of different configurations are never averaged. Its
-label is given (an experiment's line) or made of the parameters that differ between the
-curves of a figure (`collect.curve_labels`)."""
+label and its colour follow `labels` (curve -> label, in legend order; curves with the same
+label, such as one routing on several networks, share a colour). Panels whose values are
+comparable share their y-range (accepted load, Jain index, hops); the legend sits to the
+right of the panels; the layout is constrained so that no title or label is cut off. Every
+figure is written in each requested format (`plot.formats`: png at `DPI`, pdf, svg)."""
 from __future__ import annotations
 
+import math
+import os
+import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-# figure name -> (x column, y column, x label, y label)
+from jaxnet.core.validate import require
+from jaxnet.results.labels import figure_text
+
+FORMATS = ("png", "pdf", "svg")
+DEFAULT_FORMATS = ("png", "pdf")
+DPI = 150
+PANEL = (2.9, 2.3)  # inches per curve panel (width, height)
+FONT = 8
+BOUND = "analytic bound"  # the legend entry of a bar figure's bounds
+
+# figure name -> (x column, y column, x label, y label, panels share the y-range, y from 0)
 CURVES = {
     "throughput": ("offered_load", "accepted_load", "offered load (phits/cycle/server)",
-                   "accepted load (phits/cycle/server)"),
+                   "accepted load (phits/cycle/server)", True, True),
     "latency": ("accepted_load", "message_latency", "accepted load (phits/cycle/server)",
-                "average message latency (cycles)"),
+                "average message latency (cycles)", False, True),
     "jain": ("offered_load", "jain_generated", "offered load (phits/cycle/server)",
-             "Jain index of generated load"),
-    "hops": ("offered_load", "average_hops", "offered load (phits/cycle/server)", "average path length (hops)"),
+             "Jain index of generated load", True, True),
+    "hops": ("offered_load", "average_hops", "offered load (phits/cycle/server)",
+             "average path length (hops)", True, False),
 }
 
 
-def _pyplot():
+def check_formats(formats, parameter: str = "plot.formats") -> tuple[str, ...]:
+    """The figure formats to write (a name or a list of them), or a one-line ValueError."""
+    names = [formats] if isinstance(formats, str) else formats
+    ok = isinstance(names, Iterable) and not isinstance(names, Mapping)
+    names = list(names) if ok else []
+    require(ok and bool(names) and all(n in FORMATS for n in names), parameter, formats,
+            f"a non-empty list of {', '.join(FORMATS)}")
+    return tuple(dict.fromkeys(names))
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+def save(fig, path: Path, formats: Sequence[str] = DEFAULT_FORMATS) -> list[Path]:
+    """Write `fig` as path with each format's suffix (atomically), close it, return the files."""
+    plt = pyplot()
+    written = []
+    for fmt in check_formats(formats):
+        target = Path(path).with_suffix(f".{fmt}")
+        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+        fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=0.03, metadata=_METADATA[fmt])
+        os.replace(tmp, target)
+        written.append(target)
+    plt.close(fig)
+    return written
 
 
 def _num(value) -> float:
@@ -51,8 +96,14 @@ def curve_points(rows: Sequence[Mapping], x_key: str, y_key: str):
         at = by_load[load]
         x = np.nanmean([_num(r[x_key]) for r in at])
         y = np.array([_num(r[y_key]) for r in at])
-        out.append((x, np.nanmean(y), np.nanmin(y), np.nanmax(y)))
+        out.append((x, np.nanmean(y), np.nanmin(y), np.nanmax(y)) if np.isfinite(y).any() else (x, *[np.nan] * 3))
     return np.array(out).reshape(-1, 4)
+
+
+def peak_accepted(rows: Sequence[Mapping]) -> float:
+    """The highest accepted load over offered loads, each the mean over seeds."""
+    pts = curve_points(rows, "offered_load", "accepted_load")
+    return float(np.nanmax(pts[:, 1])) if len(pts) and np.isfinite(pts[:, 1]).any() else float("nan")
 
 
 def _panels(rows, panel_key):
@@ -62,115 +113,178 @@ def _panels(rows, panel_key):
     return dict(panels)
 
 
-def _bounds_for(bounds: Sequence[Mapping], panel: str, line_labels: Sequence[str]):
+def _bounds_for(bounds: Sequence[Mapping], panel) -> list[Mapping]:
     return [b for b in bounds if b.get("panel") in (None, "", panel)]
 
 
-def curves_figure(rows: Sequence[Mapping], kind: str, path: Path, title: str, panel_key: str = "traffic",
-                  bounds: Sequence[Mapping] = (), labels: Mapping[str, str] | None = None) -> Path:
-    """One figure of `kind` (a key of CURVES): a panel per value of `panel_key`, a line per
-    curve (the `curve` column of each row), the band spanning the seeds."""
-    plt = _pyplot()
-    x_key, y_key, x_label, y_label = CURVES[kind]
+def _order(rows, labels):
+    """The curves in legend order (that of `labels`), their labels and colours (one per label)."""
+    plt = pyplot()
+    labels = labels or {}
+    curves = list(dict.fromkeys(r["curve"] for r in rows))
+    names = {c: labels.get(c, c) for c in curves}
+    rank = {name: i for i, name in enumerate(dict.fromkeys([*labels.values(), *names.values()]))}
+    curves.sort(key=lambda c: rank[names[c]])
+    cmap = plt.cm.tab10 if len(rank) <= 10 else plt.cm.tab20
+    return curves, names, {c: cmap(rank[names[c]] % cmap.N) for c in curves}
+
+
+def _wrap(text: str, width_in: float, size: float) -> str:
+    """Text wrapped to a width in inches (about 0.55 em per character)."""
+    chars = max(12, int(width_in * 72 / (0.55 * size)))
+    return "\n".join(textwrap.fill(line, chars) for line in str(text).splitlines())
+
+
+def _columns(n_panels: int, widest: int) -> int:
+    """Panels per row: at most `widest`, leaving the fewest empty places (then the most per row)."""
+    options = range(1, min(n_panels, widest) + 1)
+    return min(options, key=lambda cols: (math.ceil(n_panels / cols) * cols - n_panels, -cols))
+
+
+def _figure(n_panels: int, cols: int, panel_size: tuple[float, float], legend_labels: Sequence[str],
+            share_y: bool):
+    """A constrained-layout figure of `n_panels` panels, `cols` per row, room for the legend."""
+    plt = pyplot()
+    rows = math.ceil(n_panels / cols)
+    legend_width = 0.35 + 0.055 * max((len(str(s)) for s in legend_labels), default=0)
+    fig = plt.figure(figsize=(panel_size[0] * cols + legend_width, panel_size[1] * rows + 0.5),
+                     layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=share_y)
+    for ax in axes.ravel()[n_panels:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def _finish(fig, axes, n_panels: int, x_label: str | None, y_label: str, title: str) -> None:
+    """Axis labels on the outer panels, one legend right of the panels, the wrapped title."""
+    visible = axes.ravel()[:n_panels]
+    n_cols = axes.shape[1]
+    for index, ax in enumerate(visible):
+        if index % n_cols == 0:
+            ax.set_ylabel(y_label, fontsize=FONT)
+        if x_label and index + n_cols >= n_panels:  # no panel below
+            ax.set_xlabel(x_label, fontsize=FONT)
+    entries = {}
+    for ax in visible:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(name, handle)
+    if BOUND in entries:
+        entries[BOUND] = entries.pop(BOUND)  # after the curves
+    if entries:  # beside the first row's last panel (under the title, inside the layout)
+        axes[0, -1].legend(list(entries.values()), list(entries), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                           borderaxespad=0.0, fontsize=FONT - 1, frameon=False)
+    width = fig.get_size_inches()[0]
+    fig.suptitle(_wrap(title, width, FONT + 1), fontsize=FONT + 1)
+
+
+def _y_range(axes, values: Iterable[float], from_zero: bool) -> None:
+    finite = [v for v in values if np.isfinite(v)]
+    if not finite:
+        return
+    top, bottom = max(finite), (0.0 if from_zero else min(finite))
+    pad = 0.06 * (top - bottom or abs(top) or 1.0)
+    axes.ravel()[0].set_ylim(bottom if from_zero else bottom - pad, top + pad)
+
+
+def build_curves(rows: Sequence[Mapping], kind: str, title: str, panel_key: str = "traffic",
+                 bounds: Sequence[Mapping] = (), labels: Mapping[str, str] | None = None,
+                 panel_titles: Mapping | None = None):
+    """The figure of `kind` (a key of CURVES): a panel per value of `panel_key` (titled by
+    `panel_titles`), a line per curve (the `curve` column), the band spanning the seeds."""
+    x_key, y_key, x_label, y_label, share_y, from_zero = CURVES[kind]
     panels = _panels(rows, panel_key)
-    n = len(panels)
-    cols = min(n, 5)
-    nrows = (n + cols - 1) // cols
-    n_curves = len({r["curve"] for r in rows})
-    legend_rows = (n_curves + 2) // 3
-    fig, axes = plt.subplots(nrows, cols, figsize=(max(5.5, 3.3 * cols), 2.8 * nrows + 0.8 + 0.22 * legend_rows),
-                             squeeze=False)
-    curve_ids = list(dict.fromkeys(r["curve"] for r in rows))
-    colours = {c: plt.cm.tab10(i % 10) for i, c in enumerate(curve_ids)}
+    curves, names, colours = _order(rows, labels)
+    fig, axes = _figure(len(panels), _columns(len(panels), 5), PANEL, list(dict.fromkeys(names.values())), share_y)
+    extent = []
     for ax, (panel, members) in zip(axes.ravel(), panels.items()):
         by_curve = defaultdict(list)
         for row in members:
             by_curve[row["curve"]].append(row)
-        for curve, crows in by_curve.items():
+        for curve in (c for c in curves if c in by_curve):
+            crows = by_curve[curve]
             pts = curve_points(crows, x_key, y_key)
-            label = (labels or {}).get(curve, curve)
-            ax.plot(pts[:, 0], pts[:, 1], marker="o", ms=2.5, lw=1.2, color=colours[curve], label=label)
+            ax.plot(pts[:, 0], pts[:, 1], marker="o", ms=2.5, lw=1.2, color=colours[curve], label=names[curve])
             if len({r["seed"] for r in crows}) > 1:
                 ax.fill_between(pts[:, 0], pts[:, 2], pts[:, 3], alpha=0.2, color=colours[curve], lw=0)
+            extent += list(pts[:, 3]) + list(pts[:, 2])
         if kind == "throughput":
-            for bound in _bounds_for(bounds, panel, curve_ids):
-                ax.axhline(float(bound["value"]), ls="--", lw=0.9, color="grey")
-                ax.annotate(bound.get("label", ""), (0.02, float(bound["value"])), fontsize=6, color="grey",
+            for bound in _bounds_for(bounds, panel):
+                value = float(bound["value"])
+                extent.append(value)
+                ax.axhline(value, ls="--", lw=0.9, color="grey")
+                ax.annotate(figure_text(bound.get("label", "")), (0.02, value), fontsize=FONT - 2, color="grey",
                             xycoords=("axes fraction", "data"), va="bottom")
-        ax.set_title(str(panel), fontsize=8)
-        ax.tick_params(labelsize=7)
+        ax.set_title(_wrap((panel_titles or {}).get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.tick_params(labelsize=FONT - 1)
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[n:]:
-        ax.set_visible(False)
-    for ax in axes[:, 0]:
-        ax.set_ylabel(y_label, fontsize=7)
-    for ax in axes[-1, :]:
-        ax.set_xlabel(x_label, fontsize=7)
-    _legend(fig, axes.ravel(), 3)
-    fig.suptitle(title, fontsize=8)
-    height = fig.get_size_inches()[1]
-    fig.tight_layout(rect=(0, (0.25 + 0.22 * legend_rows) / height, 1, 1 - 0.45 / height))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Path(path)
+        if x_key == "offered_load":
+            ax.set_xlim(0, 1.04 * max([_num(r[x_key]) for r in members] + [0.1]))
+        if not share_y:
+            ax.set_ylim(bottom=0 if from_zero else None)
+    if share_y:
+        _y_range(axes, extent, from_zero)
+    _finish(fig, axes, len(panels), x_label, y_label, title)
+    return fig
 
 
-def _legend(fig, axes, ncol: int) -> None:
-    """One legend under the figure with every panel's curves (a curve may be in one panel only)."""
-    entries = {}
-    for ax in axes:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            entries.setdefault(name, handle)
-    fig.legend(list(entries.values()), list(entries), loc="lower center", ncol=min(len(entries), ncol),
-               fontsize=7, frameon=False)
+def curves_figure(rows: Sequence[Mapping], kind: str, path: Path, title: str, panel_key: str = "traffic",
+                  bounds: Sequence[Mapping] = (), labels: Mapping[str, str] | None = None,
+                  panel_titles: Mapping | None = None, formats: Sequence[str] = DEFAULT_FORMATS) -> list[Path]:
+    """`build_curves` written to `path` in each format; returns the files."""
+    return save(build_curves(rows, kind, title, panel_key, bounds, labels, panel_titles), path, formats)
 
 
-def bars_figure(rows: Sequence[Mapping], path: Path, title: str, panel_key: str = "network",
-                group_key: str = "traffic", bounds: Sequence[Mapping] = (),
-                labels: Mapping[str, str] | None = None) -> Path:
+def build_bars(rows: Sequence[Mapping], title: str, panel_key: str = "network", group_key: str = "traffic",
+               bounds: Sequence[Mapping] = (), labels: Mapping[str, str] | None = None,
+               panel_titles: Mapping | None = None, group_titles: Mapping | None = None):
     """Maximum accepted load (the peak over offered loads of the mean over seeds) as bars: a
     panel per `panel_key`, a bar group per `group_key`, a bar per curve; bounds as dashes
     over their bar group (a bound with `traffic`) or across the panel."""
-    plt = _pyplot()
     panels = _panels(rows, panel_key)
-    n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(max(4.0, 0.5 * max(len({r[group_key] for r in rows}), 4)) * n, 3.6),
-                             squeeze=False)
-    curve_ids = list(dict.fromkeys(r["curve"] for r in rows))
-    colours = {c: plt.cm.tab10(i % 10) for i, c in enumerate(curve_ids)}
-    for ax, (panel, members) in zip(axes[0], panels.items()):
+    curves, names, colours = _order(rows, labels)
+    bars = max(len({r[group_key] for r in members}) * len({r["curve"] for r in members})
+               for members in panels.values())
+    size = (0.9 + 0.2 * bars, 2.4)
+    fig, axes = _figure(len(panels), _columns(len(panels), 2), size, list(dict.fromkeys(names.values())), True)
+    extent = []
+    for ax, (panel, members) in zip(axes.ravel(), panels.items()):
         groups = list(dict.fromkeys(r[group_key] for r in members))
-        present = [c for c in curve_ids if any(r["curve"] == c for r in members)]  # this panel's bars
+        present = [c for c in curves if any(r["curve"] == c for r in members)]  # this panel's bars
         width = 0.8 / max(len(present), 1)
         for j, curve in enumerate(present):
             heights = []
             for group in groups:
                 crows = [r for r in members if r["curve"] == curve and r[group_key] == group]
                 heights.append(peak_accepted(crows) if crows else np.nan)
+            extent += heights
             ax.bar(np.arange(len(groups)) + (j - (len(present) - 1) / 2) * width, heights, width,
-                   color=colours[curve], label=(labels or {}).get(curve, curve))
-        for bound in _bounds_for(bounds, panel, curve_ids):
+                   color=colours[curve], label=names[curve])
+        for bound in bounds:  # this panel's, and those of a pattern's panel in a curve figure
+            if not (bound in _bounds_for(bounds, panel) or bound.get("panel") == bound.get("traffic")):
+                continue
             value = float(bound["value"])
+            extent.append(value)
             if bound.get("traffic") in groups:
                 g = groups.index(bound["traffic"])
-                ax.plot([g - 0.45, g + 0.45], [value, value], ls="--", color="black", lw=1)
-            else:
-                ax.axhline(value, ls="--", color="grey", lw=0.9)
+                ax.plot([g - 0.45, g + 0.45], [value, value], ls="--", color="black", lw=1, label=BOUND)
+            elif not bound.get("traffic"):
+                ax.axhline(value, ls="--", color="black", lw=0.9, label=BOUND)
         ax.set_xticks(np.arange(len(groups)))
-        ax.set_xticklabels(groups, rotation=45, ha="right", fontsize=7)
-        ax.set_title(str(panel), fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
+        ax.set_xticklabels([(group_titles or {}).get(g, g) for g in groups], rotation=45, ha="right",
+                           rotation_mode="anchor", fontsize=FONT - 1)
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_title(_wrap((panel_titles or {}).get(panel, panel), size[0], FONT), fontsize=FONT)
+        ax.tick_params(axis="y", labelsize=FONT - 1)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("maximum accepted load (phits/cycle/server)", fontsize=7)
-    _legend(fig, axes[0], 4)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.94))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Path(path)
+    _y_range(axes, extent, True)
+    _finish(fig, axes, len(panels), None, "maximum accepted load\n(phits/cycle/server)", title)
+    return fig
 
 
-def peak_accepted(rows: Sequence[Mapping]) -> float:
-    """The highest accepted load over offered loads, each the mean over seeds."""
-    pts = curve_points(rows, "offered_load", "accepted_load")
-    return float(np.nanmax(pts[:, 1])) if len(pts) else float("nan")
+def bars_figure(rows: Sequence[Mapping], path: Path, title: str, panel_key: str = "network",
+                group_key: str = "traffic", bounds: Sequence[Mapping] = (),
+                labels: Mapping[str, str] | None = None, panel_titles: Mapping | None = None,
+                group_titles: Mapping | None = None, formats: Sequence[str] = DEFAULT_FORMATS) -> list[Path]:
+    """`build_bars` written to `path` in each format; returns the files."""
+    return save(build_bars(rows, title, panel_key, group_key, bounds, labels, panel_titles, group_titles),
+                path, formats)

@@ -26,6 +26,8 @@ LEADING_COLUMNS = [
     "missed_generations", "warmup", "measure", "wall_s", "device",
 ]
 CHECKSUM = "row_sha"
+# what makes a CSV a jaxnet results table (the point's identity, its configuration, the checksum)
+REQUIRED_COLUMNS = ("config_id", "offered_load", "seed", "config", CHECKSUM)
 # Config parts that do not change results (how a batch is run, where it is written).
 NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "checkpoint_every",
                        "check_invariants", "sub_batch", "workers", "allow_deadlock")}
@@ -70,7 +72,7 @@ def decorate(row: dict, config: Mapping, cid: str, pattern_label: str, pattern: 
         "scale": config.get("scale", ""),
         "pattern": json.dumps(pattern, sort_keys=True, default=str),
         "config_id": cid,
-        "config": json.dumps(config, sort_keys=True, default=str),
+        "config": json.dumps(config, default=str),  # in the config files' order (lines, networks)
         **provenance(),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
     }
@@ -87,16 +89,33 @@ def _checksum(row: Mapping, columns: Iterable[str]) -> str:
 
 def read_rows(path: Path) -> tuple[list[dict], int]:
     """(rows whose checksum holds, number of damaged rows dropped) of a results.csv; a
-    missing file has none. Truncated or edited rows fail their checksum."""
+    missing or empty file has none. Truncated or edited rows fail their checksum. A file that
+    is not a jaxnet results table (not UTF-8 CSV text, or without the columns jaxnet writes)
+    is a ValueError naming it and what to do; it is never overwritten."""
     path = Path(path)
     if not path.exists():
         return [], 0
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        columns = reader.fieldnames or []
-        rows = list(reader)
-    good = [r for r in rows if CHECKSUM in r and r[CHECKSUM] == _checksum(r, columns)
-            and None not in r and None not in r.values()]
+
+    def foreign(reason: str) -> ValueError:
+        return ValueError(f"{path} is not a jaxnet results table ({reason}): move it out of the way and rerun")
+
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a configuration may list a whole pattern
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            columns = reader.fieldnames or []
+            rows = list(reader)
+    except UnicodeDecodeError:
+        raise foreign("not UTF-8 text") from None
+    except csv.Error as err:
+        raise foreign(f"not CSV: {err}") from None
+    except OSError as err:
+        raise ValueError(f"{path} cannot be read ({err.strerror or type(err).__name__}): "
+                         "make it readable or move it out of the way, and rerun") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if columns and missing:
+        raise foreign(f"no {', '.join(missing)} column{'s' if len(missing) > 1 else ''}")
+    good = [r for r in rows if r[CHECKSUM] == _checksum(r, columns) and None not in r and None not in r.values()]
     return good, len(rows) - len(good)
 
 

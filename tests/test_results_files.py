@@ -1,0 +1,99 @@
+"""Files that are not results, and the apps' output options: a results.csv that jaxnet did not
+write stops a run with one line naming it (and is left as it is), a sweep's merge leaves it
+out with a warning; `plot.formats` is checked before simulating; `jaxnet-paths` says when it
+finds fewer than k paths and takes a pattern's name as its demand (no simulation here)."""
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from apps import assert_one_line, run_app
+from omegaconf import OmegaConf
+from synthetic import plain_job, rows_of_jobs
+
+from jaxnet.cli import paths, simulate
+from jaxnet.cli.sweep import CollectSweep
+from jaxnet.results import collect
+from jaxnet.results.table import write_rows
+
+TINY = ["sim.loads=[0.3]", "sim.seeds=[1]", "sim.warmup=20", "sim.measure=40", "sim.chunk=20"]
+PATHS = ["topology=dragonfly", "topology.a=3", "topology.h=2", "paths.cycles=1", "paths.lp_method=none",
+         "paths.optax.steps=20", "paths.dual.steps=20", "format=json"]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return rows_of_jobs([plain_job("sim.loads=[0.2,0.6]"), plain_job("routing=valiant", "sim.loads=[0.2,0.6]")])
+
+
+def _binary(path):
+    path.write_bytes(bytes(range(256)) * 4)
+
+
+def _no_config_id(path, rows):
+    write_rows(path, [{k: v for k, v in r.items() if k != "config_id"} for r in rows])
+
+
+@pytest.mark.parametrize("kind", ["binary", "foreign"])
+def test_a_run_directory_with_a_foreign_results_csv_stops_before_simulating(tmp_path, rows, kind):
+    results = tmp_path / "results.csv"
+    _binary(results) if kind == "binary" else _no_config_id(results, rows)
+    before = results.read_bytes()
+    code, stderr = run_app(simulate, tmp_path, *TINY)
+    assert code == 2
+    assert_one_line(stderr, f"error: {results} is not a jaxnet results table", "move it out of the way")
+    assert results.read_bytes() == before  # never overwritten
+
+
+def test_bad_figure_formats_stop_the_run_before_simulating(tmp_path):
+    code, stderr = run_app(simulate, tmp_path, *TINY, "plot.formats=[png,gif]")
+    assert code == 2
+    assert_one_line(stderr, "plot.formats=", "is invalid: a non-empty list of png, pdf, svg")
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_a_sweep_merge_leaves_a_foreign_job_file_out_with_a_warning(tmp_path, rows, caplog):
+    for job in ("0", "1"):
+        (tmp_path / job).mkdir()
+    write_rows(tmp_path / "0" / "results.csv", rows)
+    _binary(tmp_path / "1" / "results.csv")
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "plot": {"formats": ["svg"]}})
+    with caplog.at_level(logging.WARNING, logger="jaxnet"):
+        CollectSweep().on_multirun_end(config)
+    assert any(str(tmp_path / "1" / "results.csv") in record.getMessage() for record in caplog.records)
+    assert len(collect.load([tmp_path])[0]) == len(rows)  # the merged table at the root
+    assert (tmp_path / "throughput.svg").exists() and not (tmp_path / "throughput.png").exists()
+
+
+def test_jaxnet_paths_says_how_many_pairs_have_fewer_than_k_paths(tmp_path, capfd):
+    code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=10", "plot.formats=[svg]")
+    assert code == 0, stderr
+    summary = json.loads(capfd.readouterr().out)
+    assert summary["pairs_short_of_k"] == 21 * 20  # degree 4: no pair has 10 edge-disjoint paths
+    assert_one_line(stderr, "warning: 420 of 420 router pairs have fewer than paths.k=10", "(as few as 4)")
+    assert (tmp_path / "path_counts.svg").exists() and not (tmp_path / "path_counts.png").exists()
+    code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=3")
+    assert code == 0 and not stderr.strip()
+    assert json.loads(capfd.readouterr().out)["pairs_short_of_k"] == 0
+
+
+def test_jaxnet_paths_takes_a_pattern_name_as_demand(tmp_path, capfd):
+    code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=2", "paths.demand=adv_group")
+    assert code == 0, stderr
+    by_name = json.loads(capfd.readouterr().out)
+    code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=2", "paths.demand={name: adv_group, offset: 1}")
+    assert code == 0, stderr
+    by_mapping = json.loads(capfd.readouterr().out)
+    assert by_name["max_link_load_uniform"] == by_mapping["max_link_load_uniform"]
+
+
+@pytest.mark.parametrize("demand, expected", [
+    ("3", "paths.demand=3 is invalid: a traffic pattern: its name (e.g. adv_group) or a mapping"),
+    ("adv_grop", "paths.demand.name='adv_grop' is invalid: one of ["),
+    ("[1,2]", "paths.demand=[1, 2] is invalid: a traffic pattern"),
+])
+def test_a_bad_demand_is_one_line_naming_paths_demand(tmp_path, demand, expected):
+    code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=2", f"paths.demand={demand}")
+    assert code == 2
+    assert_one_line(stderr, expected)

@@ -18,13 +18,11 @@ import json
 import time
 from pathlib import Path
 
-import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
-    CONF_DIR,
-    friendly_errors,
+    hydra_app,
     print_report,
     require_format,
     run_dir,
@@ -45,8 +43,7 @@ from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
 
 
-@hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
-@friendly_errors
+@hydra_app("jaxnet-paths", "paths")
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
     p = cfg.paths

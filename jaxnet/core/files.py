@@ -1,8 +1,10 @@
-"""Files: atomic writing (readers see the old or the new content, never a partial file) and
-reading user-given array files with one clear error naming the parameter."""
+"""Files: atomic writing (readers see the old or the new content, never a partial file),
+checking that a directory can be written before work is done for it, and reading
+user-given array files with one clear error naming the parameter."""
 from __future__ import annotations
 
 import os
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
@@ -16,6 +18,20 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def require_writable(directory: Path, parameter: str) -> None:
+    """A `ValueError` naming the parameter unless a file can be created in `directory`
+    (created if missing): tried for real, as permissions alone do not tell (root, read-only
+    file systems, full disks)."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as err:
+        raise ValueError(f"{parameter}={str(directory)!r} is invalid: not a writable directory "
+                         f"({type(err).__name__}: {err.strerror or err})") from None
 
 
 def load_arrays(path, parameter: str, required: Sequence[str] = (), what: str = "an .npz file") -> dict:

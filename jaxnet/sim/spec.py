@@ -4,6 +4,7 @@ counted in packets, packets in phits, times in cycles."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 
@@ -15,6 +16,12 @@ from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES, SELECTIONS
 # Packets a buffer (input, injection, output, source queue) holds at most: the engine packs
 # a ring's three counters into one int32 (`jaxnet.sim.state.Rings`), 10 bits each.
 MAX_DEPTH = 1023
+# Cycle counts and times are int32 on the device (the cycle counter, a packet's time fields,
+# the watchdog's threshold): every count stays below 2**30, which leaves room to add a latency.
+MAX_CYCLES = 2**30
+INT32 = "cycles are int32 on the device"
+# A measurement window shorter than this many packets' serialisation (per server) is warned about.
+FEW_PACKETS = 10
 # The work lists (`jaxnet.sim.work.Listed`), in the order of sim.active_lists and of the
 # counts the engine reports.
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
@@ -62,14 +69,15 @@ class RouterSpec:
 
     def __post_init__(self) -> None:
         for name in ("packet_size", "crossbar_speedup"):
-            require_int(getattr(self, name), f"router.{name}", 1)
+            require_int(getattr(self, name), f"router.{name}", 1, MAX_CYCLES, INT32)
         for name in ("input_buffer", "output_buffer", "source_queue"):
             require_int(getattr(self, name), f"router.{name}", 1, MAX_DEPTH)
         if self.vcs != "auto":
             require_int(self.vcs, "router.vcs", 1, 64)
-        require_int(self.router_latency, "router.router_latency", 0)
+        require_int(self.router_latency, "router.router_latency", 0, MAX_CYCLES, INT32)
         for cls_name, cycles in self.latency_by_class().items():
-            require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1)
+            require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1,
+                        MAX_CYCLES, INT32)
         INJECTION_POLICIES.get(self.injection_policy)
         SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
@@ -147,12 +155,16 @@ class SimSpec:
     def __post_init__(self):
         for key, check in (("loads", _load), ("seeds", _seed)):
             object.__setattr__(self, key, tuple(dict.fromkeys(check(x) for x in getattr(self, key))))
-        require_int(self.warmup, "sim.warmup", 0)
-        require_int(self.measure, "sim.measure", 1)
-        require_int(self.chunk, "sim.chunk", 1)
-        require_int(self.watchdog, "sim.watchdog", 1)
+        require_int(self.warmup, "sim.warmup", 0, MAX_CYCLES, INT32)
+        require_int(self.measure, "sim.measure", 1, MAX_CYCLES, INT32)
+        require_int(self.chunk, "sim.chunk", 1, MAX_CYCLES, INT32)
+        longer = "warmup" if self.warmup > self.measure else "measure"
+        require(math.ceil(self.total / self.chunk) * self.chunk <= MAX_CYCLES, f"sim.{longer}", getattr(self, longer),
+                f"sim.warmup + sim.measure, rounded up to a multiple of sim.chunk, must be at most {MAX_CYCLES} "
+                f"cycles ({INT32})")
+        require_int(self.watchdog, "sim.watchdog", 1, MAX_CYCLES, INT32)
         if self.generate_until is not None:
-            require_int(self.generate_until, "sim.generate_until", 0)
+            require_int(self.generate_until, "sim.generate_until", 0, MAX_CYCLES, INT32)
             require(self.generate_until >= self.warmup, "sim.generate_until", self.generate_until,
                     f"null or a cycle >= sim.warmup={self.warmup}: generation may only stop after the warm-up")
         for flag in ("allow_deadlock", "check_invariants"):
@@ -164,7 +176,7 @@ class SimSpec:
         require(self.workers == "auto" or (is_int(self.workers) and self.workers >= 1),
                 "sim.workers", self.workers, "'auto' or an integer >= 1")
         if self.checkpoint_every is not None:
-            require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk)
+            require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk, MAX_CYCLES, INT32)
             require(self.checkpoint_every % self.chunk == 0, "sim.checkpoint_every", self.checkpoint_every,
                     f"null or a multiple of sim.chunk={self.chunk}")
         lists = self.active_lists
@@ -218,3 +230,28 @@ class SimSpec:
         if workers > 1:
             return max(1, min(wide, -(-points // (2 * workers))))
         return max(2 * devices, min(wide, points))
+
+
+def check_measurable(router: RouterSpec, sim: SimSpec) -> None:
+    """Refuse router settings under which a run of `sim` cannot measure anything, and warn in
+    one line where it measures very little. Refused (ValueError): a link latency or a router
+    latency of at least the whole run (no packet could cross a link, or leave its first
+    router, before the run ends) and a packet longer than the measurement window (a server
+    takes one phit per cycle, so the window could not see one whole packet arrive). Warned:
+    a window of fewer than FEW_PACKETS packets per server. A packet never outgrows a buffer:
+    buffers are counted in whole packets."""
+    total = sim.warmup + sim.measure
+    for name, cycles in router.latency_by_class().items():
+        require(cycles < total, "router.link_latency" + ("" if name == "*" else f".{name}"), cycles,
+                f"must be shorter than the whole run (sim.warmup + sim.measure = {total} cycles): no packet "
+                "could cross a link before the run ends")
+    require(router.router_latency < total, "router.router_latency", router.router_latency,
+            f"must be shorter than the whole run (sim.warmup + sim.measure = {total} cycles): no packet "
+            "could leave its first router before the run ends")
+    require(router.packet_size <= sim.measure, "router.packet_size", router.packet_size,
+            f"must be at most sim.measure={sim.measure} phits: a server receives one phit per cycle, so the "
+            "measurement window could not see a whole packet arrive")
+    if sim.measure < FEW_PACKETS * router.packet_size:
+        logging.getLogger("jaxnet").warning(
+            "sim.measure=%d cycles hold fewer than %d packets of router.packet_size=%d phits per server: "
+            "accepted load and latency rest on very few packets", sim.measure, FEW_PACKETS, router.packet_size)

@@ -8,18 +8,33 @@ mappings Hydra composes from `conf/`) into what the engine takes.
     traffic(cfg, topo, seed)  TrafficTable  (the `traffic` group, for one seed)
     network(topo, routing, router)  Network: tables built, the VC policy resolved, `vcs: auto`
                         sized from the exact longest route, deadlock freedom checked
-    network_of(config)  Network of a whole config (its topology, routing and router groups)
+    network_of(config)  Network of a whole config (its topology, routing and router groups),
+                        from the network cache when it was built before
 
 Every function refuses bad input with one line naming the parameter, the value and what
 is allowed. The defaults of `router()` and `sim()` for keys a mapping leaves out are the
 dataclasses' own; the apps always pass the full groups of `conf/`.
+
+The network cache: building a network (an RRG medoid of many samples, path sets, routing
+tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
+`network_of` keeps what it built in JAXNET_NETWORK_CACHE (default ~/.cache/jaxnet/networks;
+`off`: none), keyed by the three config groups, the contents of any file they name, and
+jaxnet's own source: a changed config or a changed jaxnet builds anew.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import json
 import logging
+import os
+import pickle
+import time
+from pathlib import Path
 from typing import Mapping
 
+from jaxnet.core.files import write_atomic_bytes
 from jaxnet.core.registry import closest
 from jaxnet.core.validate import require
 from jaxnet.routing import RoutingScheme, build_routing, vc_policy
@@ -107,8 +122,59 @@ def network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> N
 
 
 def network_of(config: Mapping) -> Network:
-    """The network of a config's `topology`, `routing` and `router` groups."""
-    return network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+    """The network of a config's `topology`, `routing` and `router` groups, from the network
+    cache when it holds it (see the module docstring)."""
+    path = _cache_path(config)
+    if path is not None and path.is_file():
+        try:
+            built = pickle.loads(path.read_bytes())
+            log.info("network from the cache: %s", path)
+            return built
+        except Exception:  # noqa: BLE001 (a damaged or foreign entry is rebuilt)
+            log.warning("network cache entry %s unreadable: building the network again", path)
+    start = time.perf_counter()
+    built = network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+    if path is not None:
+        try:
+            write_atomic_bytes(path, pickle.dumps(built))
+            log.info("network built in %.1f s, cached in %s", time.perf_counter() - start, path)
+        except OSError as err:
+            log.warning("network cache %s not written (%s)", path, err)
+    return built
+
+
+def _cache_path(config: Mapping) -> Path | None:
+    """Where the network of `config` is cached, or None with the cache off."""
+    where = os.environ.get("JAXNET_NETWORK_CACHE", "")
+    if where == "off":
+        return None
+    groups = {key: config[key] for key in ("topology", "routing", "router")}
+    files = {value: _file_digest(value) for value in _strings(groups) if os.path.isfile(value)}
+    blob = json.dumps([groups, files, _source_digest()], sort_keys=True, default=str)
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(where or home / "jaxnet" / "networks") / f"{hashlib.sha256(blob.encode()).hexdigest()[:24]}.pkl"
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """A digest of jaxnet's source: any change to the code builds networks anew."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + source.read_bytes())
+    return digest.hexdigest()
 
 
 def longest_route(built: Network) -> int:

@@ -12,7 +12,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxnet"
 LAYERS = {"core": 0, "topology": 1, "traffic": 2, "paths": 2, "routing": 3, "sim": 4,
-          "build": 5, "results": 5, "cli": 6}
+          "build": 5, "results": 5, "cli": 6, "api": 7}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 # What the engine may take from the packages below it: records and interfaces, no builders.
 ENGINE_MAY_IMPORT = {"jaxnet.routing.base", "jaxnet.topology.base", "jaxnet.traffic.base",

@@ -67,16 +67,11 @@ def test_what_hydra_refuses_is_one_line_exit_2(tmp_path, override, expected):
     assert_one_line(stderr, "error: ", *expected)
 
 
-def test_a_missing_launcher_plugin_names_the_extra(tmp_path):
-    try:
-        import hydra_plugins.hydra_submitit_launcher  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("hydra-submitit-launcher is installed")
+def test_a_missing_launcher_plugin_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "submitit", None)  # as if the slurm extra were not installed
     code, stderr = run_app(simulate, tmp_path, "-m", f"hydra.sweep.dir={tmp_path}", *TINY, "hydra/launcher=slurm")
     assert code == 2
-    assert_one_line(stderr, "hydra/launcher=slurm needs", 'pip install -e ".[slurm]"')
+    assert_one_line(stderr, "hydra/launcher='slurm' is invalid", 'pip install -e ".[slurm]"')
 
 
 def test_an_unwritable_run_directory_is_one_line(tmp_path):
@@ -179,7 +174,7 @@ def test_the_run_directory_is_checked_before_simulating(tmp_path, monkeypatch):
     built = []
     monkeypatch.setattr(sweep, "require_writable", lambda d, p: (_ for _ in ()).throw(
         ValueError(f"{p}='{d}' is invalid: not a writable directory")))
-    monkeypatch.setattr(sweep.Network, "from_config", lambda *a: built.append(a))
+    monkeypatch.setattr(sweep.build, "network_of", lambda *a: built.append(a))
     code, stderr = run_app(simulate, tmp_path, *TINY)
     assert code == 2 and built == []
     assert_one_line(stderr, f"error: hydra.run.dir='{tmp_path}' is invalid: not a writable directory")

@@ -19,8 +19,8 @@ CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 
 DEBUG = "JAXNET_DEBUG"  # set to 1 for the traceback of an unexpected error
 FAILED = "FAILED"  # marker file a failed job of a sweep leaves in its directory
-# Hydra's launchers that come with a plugin, and the extra that installs it.
-LAUNCHER_PLUGINS = {"slurm": "slurm", "submitit_slurm": "slurm", "submitit_local": "slurm"}
+# Launchers that need a package an extra installs: the extra.
+LAUNCHER_PLUGINS = {"slurm": "slurm"}
 INTERRUPT_GRACE_S = 0.3  # after Ctrl-C, how long the task may take to stop before the process exits
 
 
@@ -146,17 +146,14 @@ def hydra_error_line(err: Exception, args: list[str]) -> tuple[str, int]:
             group = override.key_or_group
             values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [
                 str(override.value())]
-            if missing.startswith("hydra/launcher/") and group == "hydra/launcher":
-                extra = LAUNCHER_PLUGINS.get(values[0])
-                if extra:
-                    return (f"hydra/launcher={values[0]} needs its Hydra plugin (hydra-submitit-launcher): "
-                            f"pip install -e \".[{extra}]\"", 2)
             for value in values:
                 if missing == f"{group}/{value}":
                     return f"{group}={value} is invalid: no such {group} option" + _closest(
                         value, group_options(group)), 2
         return str(err).split("\n")[0], 2
     cause = err.__cause__
+    if isinstance(cause, ValueError):  # raised by jaxnet code Hydra called (e.g. the launcher)
+        return str(cause), 2
     full_key = getattr(cause, "full_key", None)
     if full_key and "not in struct" in str(cause):
         parent, _, key = full_key.rpartition(".")
@@ -315,8 +312,13 @@ def command_line_keys() -> tuple[str, ...]:
     """The dotted config keys this job's command line sets (`sim.loads=...` -> sim.loads)."""
     from hydra.core.hydra_config import HydraConfig
 
+    return keys_of(HydraConfig.get().overrides.task)
+
+
+def keys_of(overrides) -> tuple[str, ...]:
+    """The dotted config keys a job's overrides set, Hydra's own left out."""
     keys = []
-    for override in HydraConfig.get().overrides.task:
+    for override in overrides:
         key = override.split("=", 1)[0].lstrip("+~")
         if "=" in override and not key.startswith("hydra"):
             keys.append(key)

@@ -120,10 +120,17 @@ def _resolve(config: dict) -> dict:
 
 
 def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -> list[dict]:
-    """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs, one per
-    combination of the experiment's sweeper params (jobs a line skips are left out). As on the
-    command line, a sweep among the overrides (`line=minimal,polarized`) replaces the
-    experiment's own for that key, and the keys overridden keep their values (`resolve`)."""
+    """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs
+    (`compose_jobs`)."""
+    return compose_jobs([f"+experiment={name}", f"scale={scale}", *overrides])
+
+
+def compose_jobs(overrides: Sequence[str] = ()) -> list[dict]:
+    """The resolved jobs `jaxnet -m [overrides]` runs, composed from conf/ as Hydra composes
+    them: one per combination of the swept values (`routing=minimal,valiant`) and of an
+    experiment's sweeper params (jobs a line skips are left out). A sweep among the
+    overrides (`line=minimal,polarized`) replaces the experiment's own for that key, and the
+    keys overridden keep their values (`resolve`)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
@@ -133,11 +140,12 @@ def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -
     parser = OverridesParser.create()
     parsed = parser.parse_overrides(list(overrides))
     swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed if o.is_sweep_override()}
-    base = [f"+experiment={name}", f"scale={scale}", *(o.input_line for o in parsed if not o.is_sweep_override())]
+    base = [o.input_line for o in parsed if not o.is_sweep_override()]
     explicit = tuple(o.key_or_group for o in parsed if not o.key_or_group.startswith("hydra"))
     with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
         composed = compose(config_name="config", overrides=base, return_hydra_config=True)
-        choices = {**{k: str(v).split(",") for k, v in composed.hydra.sweeper.params.items()}, **swept}
+        params = composed.hydra.sweeper.params or {}
+        choices = {**{k: str(v).split(",") for k, v in params.items()}, **swept}
         keys = list(choices)
         with open_dict(composed):
             del composed["hydra"]

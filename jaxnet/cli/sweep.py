@@ -43,66 +43,125 @@ class DeadlockError(RunFailed):
     """The watchdog fired (sim.allow_deadlock: false)."""
 
 
+def structure_key(job: dict) -> str:
+    """What jobs must share to run their points as one batch: the network (topology,
+    routing, router) and the run's cycles; the patterns, loads and seeds may differ."""
+    sim = {k: v for k, v in job["sim"].items() if k not in ("loads", "seeds", "sub_batch", "workers")}
+    return json.dumps({**{k: job[k] for k in ("topology", "routing", "router")}, "sim": sim},
+                      sort_keys=True, default=str)
+
+
 def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tuple[str, ...] = ()) -> list[dict]:
     """Simulate the points of `config` missing from out_dir/results.csv; return all rows.
     `explicit`: the keys given on the command line (they win over an experiment's)."""
+    return run_jobs([(resolve(config, explicit), out_dir)], progress)[0]
+
+
+def run_jobs(jobs: list[tuple[dict, Path | None]], progress: bool = True) -> list[list[dict]]:
+    """Simulate the points missing from each job's results as one batch, and return each
+    job's rows. The jobs (resolved configs, `cli.experiment.resolve`) share one
+    `structure_key`: one network, one compiled step; their patterns, loads and seeds make
+    up the batch, and a point two jobs share (the same configuration, pattern, load and
+    seed) is simulated once. A job with an out_dir has its rows in out_dir/results.csv
+    (points already there are skipped, new rows written as their sub-batch finishes); one
+    without (None) only returns them. Checkpoints go to the first out_dir."""
     import jax
 
-    job = resolve(config, explicit)
-    spec = build.sim(job["sim"])
-    out_dir = Path(out_dir)
-    results = out_dir / "results.csv"
-    rows, damaged = read_rows(results)
-    if damaged:
-        log.warning("%d damaged row(s) of %s dropped: they are recomputed", damaged, results)
-    todo = []
-    for label, pattern in job["patterns"].items():
-        cid = config_id(job, pattern)
-        done = done_points(rows, cid)
-        todo += [(label, pattern, cid, point) for point in spec.points if point not in done]
+    require(len({structure_key(job) for job, _ in jobs}) == 1, "jobs", len(jobs),
+            "jobs of one network and run length (`structure_key`)")
+    first, _ = jobs[0]
+    spec = build.sim(first["sim"])
+    outs = [None if out is None else Path(out) for _, out in jobs]
+    rows = [_read_rows(out) for out in outs]
+    # the points to simulate: (config id, point) -> (pattern, [(job, its label, the row's place in the job)])
+    todo: dict[tuple, tuple[dict, list[tuple[int, str, int]]]] = {}
+    for j, (job, _) in enumerate(jobs):
+        places = iter(range(10**9))  # the job's own order: patterns, loads, seeds
+        for label, pattern in job["patterns"].items():
+            cid = config_id(job, pattern)
+            done = done_points(rows[j], cid)
+            for point in build.sim(job["sim"]).points:
+                if point not in done:
+                    todo.setdefault((cid, point), (pattern, []))[1].append((j, label, next(places)))
     if not todo:
-        log.info("nothing to simulate: all %d point(s) are in %s", len(rows), results)
-        return rows
-    require_writable(out_dir, "hydra.run.dir")
-    network = build.network_of(job)
-    check_measurable(network.layout.router, spec)
-    require_fits(network)
-    cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
-    workers = spec.resolved_workers(network.topo.n_routers * cycles * len(todo), len(todo))
-    log.info("%d new point(s), %d already in %s; %d worker process(es)", len(todo), len(rows), results, workers)
-    size = spec.resolved_sub_batch(network.layout, len(todo), jax.device_count(), workers,
-                                   simulations_that_fit(network.layout))
-    batches = plan_sub_batches([(cid, label, point) for label, _, cid, point in todo], size, out_dir,
-                               spec.checkpoint_every is not None)
-    tables = {(label, seed): build_traffic(pattern, network.topo, seed)
-              for label, pattern, _, (_, seed) in todo}
-    sub_batches = [SubBatch([tables[(todo[i][0], todo[i][3][1])] for i in places], [todo[i][3] for i in places],
-                            pad_to, out_dir / name) for places, pad_to, name in batches]
-    deadlocks, finished = [], {}  # finished: the new rows by their place in `todo`
-    with tqdm(total=cycles * len(todo), unit="cycle", unit_scale=True, disable=not progress,
-              desc=f"simulating {len(todo)} point(s)") as bar:
-        for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
-            for place, row, buffers in zip(batches[index][0], new_rows, stuck):
-                label, pattern, cid, _ = todo[place]
-                finished[place] = decorate(row, job, cid, label, pattern)
-                if row["deadlock"]:
-                    deadlocks.append(f"{label} load {row['offered_load']:g} seed {row['seed']} at cycle "
-                                     f"{row['deadlock_at']}: stuck " + "; ".join(buffers))
-            # in the job's order (patterns, loads, seeds), whatever order the sub-batches finish in
-            write_results(results, rows + [finished[place] for place in sorted(finished)])
-            log.info("%d of %d new point(s) written to %s", len(finished), len(todo), results)
-    rows += [finished[place] for place in sorted(finished)]
-    for stale in [*out_dir.glob("checkpoint-*.npz"), out_dir / CHECKPOINTS]:  # every point is done
-        stale.unlink(missing_ok=True)
-    if deadlocks:
-        message = "deadlock watchdog fired: " + " | ".join(deadlocks)
-        if not spec.allow_deadlock:
-            raise DeadlockError(message + " (rows kept; sim.allow_deadlock=true accepts this)")
-        log.warning(message)
+        for j, out in enumerate(outs):
+            log.info("nothing to simulate: all %d point(s) are in %s", len(rows[j]), out / "results.csv" if out else "memory")
+    else:
+        _simulate_todo(jobs, outs, rows, spec, todo, progress, jax.device_count())
+    for (job, _), out, job_rows in zip(jobs, outs, rows):
+        _raise_on_deadlock(job, job_rows)
+        if out is not None:  # every point is done
+            for stale in [*out.glob("checkpoint-*.npz"), out / CHECKPOINTS]:
+                stale.unlink(missing_ok=True)
     return rows
 
 
-def plan_sub_batches(todo: list[tuple[str, str, tuple[float, int]]], size: int, out_dir: Path,
+def _read_rows(out: Path | None) -> list[dict]:
+    if out is None:
+        return []
+    rows, damaged = read_rows(out / "results.csv")
+    if damaged:
+        log.warning("%d damaged row(s) of %s dropped: they are recomputed", damaged, out / "results.csv")
+    return rows
+
+
+def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: int) -> None:
+    """Simulate the `todo` points of `run_jobs` in sub-batches over every worker; write each
+    job's rows (in its own order: patterns, loads, seeds) as sub-batches finish."""
+    for out in outs:
+        if out is not None:
+            require_writable(out, "hydra.run.dir")
+    first, _ = jobs[0]
+    network = build.network_of(first)
+    check_measurable(network.layout.router, spec)
+    require_fits(network)
+    keys = list(todo)
+    cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
+    workers = spec.resolved_workers(network.topo.n_routers * cycles * len(keys), len(keys))
+    log.info("%d new point(s), %d already done in %d job(s); %d worker process(es)", len(keys),
+             sum(map(len, rows)), len(jobs), workers)
+    size = spec.resolved_sub_batch(network.layout, len(keys), devices, workers, simulations_that_fit(network.layout))
+    home = next((out for out in outs if out is not None), None)
+    batches = plan_sub_batches([(cid, "", point) for cid, point in keys], size, home,
+                               spec.checkpoint_every is not None and home is not None)
+    tables = {(cid, seed): build_traffic(todo[(cid, (load, seed))][0], network.topo, seed) for cid, (load, seed) in keys}
+    sub_batches = [SubBatch([tables[(keys[i][0], keys[i][1][1])] for i in places], [keys[i][1] for i in places],
+                            pad_to, None if home is None else home / name) for places, pad_to, name in batches]
+    finished: list[dict] = [{} for _ in jobs]  # per job: its new rows by their place in the job
+    with tqdm(total=cycles * len(keys), unit="cycle", unit_scale=True, disable=not progress,
+              desc=f"simulating {len(keys)} point(s)") as bar:
+        for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
+            changed = set()
+            for place, row, buffers in zip(batches[index][0], new_rows, stuck):
+                cid, _ = keys[place]
+                pattern, wanted = todo[keys[place]]
+                for j, label, order in wanted:
+                    finished[j][order] = decorate({**row, "stuck_buffers": "; ".join(buffers)}, jobs[j][0], cid, label,
+                                                  pattern)
+                    changed.add(j)
+            for j in sorted(changed):
+                if outs[j] is not None:
+                    write_results(outs[j] / "results.csv", rows[j] + [finished[j][p] for p in sorted(finished[j])])
+            log.info("%d of %d new row(s) written", sum(map(len, finished)), sum(len(w) for _, w in todo.values()))
+    for j, new in enumerate(finished):
+        rows[j] += [new[p] for p in sorted(new)]
+
+
+def _raise_on_deadlock(job: dict, rows: list[dict]) -> None:
+    """DeadlockError (or a warning, with sim.allow_deadlock) naming every point whose
+    watchdog fired and the buffers it was stuck in."""
+    deadlocks = [f"{row['traffic']} load {float(row['offered_load']):g} seed {row['seed']} at cycle "
+                 f"{row['deadlock_at']}: stuck {row.get('stuck_buffers', '')}"
+                 for row in rows if str(row["deadlock"]) == "True"]
+    if not deadlocks:
+        return
+    message = "deadlock watchdog fired: " + " | ".join(deadlocks)
+    if not job["sim"].get("allow_deadlock", False):
+        raise DeadlockError(message + " (rows kept; sim.allow_deadlock=true accepts this)")
+    log.warning(message)
+
+
+def plan_sub_batches(todo: list[tuple[str, str, tuple[float, int]]], size: int, out_dir: Path | None,
                      checkpoints: bool) -> list[tuple[list[int], int, str]]:
     """The sub-batches of the (config id, pattern label, point) list `todo` as (places in
     todo, padded size, checkpoint file name). With `checkpoints`, first those of an earlier

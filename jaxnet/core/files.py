@@ -14,9 +14,15 @@ import numpy as np
 
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same directory and a rename."""
+    write_atomic_bytes(path, text.encode())
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """`write_atomic` for bytes; the directory is created if missing."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
 
 

@@ -12,8 +12,8 @@ mappings Hydra composes from `conf/`) into what the engine takes.
                         from the network cache when it was built before
 
 Every function refuses bad input with one line naming the parameter, the value and what
-is allowed. The defaults of `router()` and `sim()` for keys a mapping leaves out are the
-dataclasses' own; the apps always pass the full groups of `conf/`.
+is allowed. Keys a mapping leaves out take the config files' defaults (conf/<group>/<name>.yaml,
+conf/router/default.yaml, conf/sim/default.yaml), as on the command line.
 
 The network cache: building a network (an RRG medoid of many samples, path sets, routing
 tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
@@ -46,22 +46,35 @@ from jaxnet.topology.cartesian import port_rings
 from jaxnet.traffic import TrafficTable, build_traffic
 
 log = logging.getLogger("jaxnet")
+# The Hydra config groups (at the top of the checkout: install jaxnet in editable mode).
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 # `router.vcs: auto` follows every route of a scheme whose routes the static bound only
 # bounds up to this many routers (the route explorer); above it the bound is used.
 EXPLORE_UP_TO = 128
 
 
+def defaults(group: str, cfg: Mapping) -> dict:
+    """`cfg` over the defaults of its config file: conf/<group>/<name>.yaml for a group whose
+    entries are named (topology, routing, traffic), else conf/<group>/default.yaml."""
+    import yaml
+
+    require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
+    name = cfg.get("name", "default") if group in ("topology", "routing", "traffic") else "default"
+    path = CONF_DIR / group / f"{name}.yaml"
+    return {**(yaml.safe_load(path.read_text()) or {} if path.is_file() else {}), **cfg}
+
+
 def topology(cfg: Mapping) -> Topology:
-    return build_topology(cfg)
+    return build_topology(defaults("topology", cfg))
 
 
 def routing(cfg: Mapping) -> RoutingScheme:
-    return build_routing(cfg)
+    return build_routing(defaults("routing", cfg))
 
 
 def traffic(cfg: Mapping, topo: Topology, seed: int) -> TrafficTable:
-    return build_traffic(cfg, topo, seed)
+    return build_traffic(defaults("traffic", cfg), topo, seed)
 
 
 def _fields(cls, group: str, cfg: Mapping) -> dict:
@@ -76,7 +89,7 @@ def _fields(cls, group: str, cfg: Mapping) -> dict:
 
 def router(cfg: Mapping) -> RouterSpec:
     """The `router` group; `link_latency` may be a number or a map {link class: cycles}."""
-    values = _fields(RouterSpec, "router", cfg)
+    values = _fields(RouterSpec, "router", defaults("router", cfg))
     latency = values.get("link_latency", 1)
     if isinstance(latency, Mapping):
         values["link_latency"] = tuple(sorted((str(k), v) for k, v in latency.items()))
@@ -85,7 +98,7 @@ def router(cfg: Mapping) -> RouterSpec:
 
 def sim(cfg: Mapping) -> SimSpec:
     """The `sim` group; `loads` and `seeds` are non-empty lists (duplicates merged)."""
-    values = _fields(SimSpec, "sim", cfg)
+    values = _fields(SimSpec, "sim", defaults("sim", cfg))
     for key in ("loads", "seeds"):
         if key in values:
             grid = values[key]
@@ -98,6 +111,8 @@ def network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> N
     """The network; `router.vcs: auto` sizes the VCs as the scheme's VC policy needs on this
     topology, with hop VCs from the exact longest route (`longest_route`)."""
     require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
+    if router_spec.selection == "auto":
+        router_spec = dataclasses.replace(router_spec, selection=scheme.selection)
     tables = scheme.build_tables(topo)
     max_hops = int(scheme.max_hops(topo, tables))
     policy = vc_policy.resolve(router_spec.vc_policy, scheme, router_spec.flow_control)

@@ -91,3 +91,20 @@ def test_the_python_api_refuses_bad_input_in_one_line():
         jaxnet.run(["routing=minmal"])
     with pytest.raises(ValueError, match="sim.lodas.*sim.loads"):
         jaxnet.run(["sim.lodas=[0.5]"])
+
+
+def test_python_defaults_are_the_config_files():
+    """The building blocks default to what the command line composes from conf/."""
+    import dataclasses
+
+    import yaml
+
+    from jaxnet.sim.spec import RouterSpec, SimSpec
+
+    for cls, group in ((RouterSpec, "router"), (SimSpec, "sim")):
+        conf = yaml.safe_load((build.CONF_DIR / group / "default.yaml").read_text())
+        fields = {f.name: f.default for f in dataclasses.fields(cls)}
+        for key, value in conf.items():
+            assert fields[key] == (tuple(value) if isinstance(value, list) else value), (group, key)
+    assert build.topology({"name": "dragonfly"}).servers_per_router == 2  # conf/topology/dragonfly.yaml
+    assert build.routing({"name": "ksp"}).k == yaml.safe_load((build.CONF_DIR / "routing" / "ksp.yaml").read_text())["k"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from apps import run_app
 
 from jaxnet.cli import simulate as simulate_app
-from jaxnet.sim import run as sim_run
+from jaxnet.sim import checkpoint as checkpoints
 
 # Two points, one sub-batch each, one per worker; long enough that both workers have saved
 # a checkpoint well before they finish.
@@ -73,7 +73,7 @@ def test_sigkill_takes_the_workers_and_the_rerun_resumes_every_checkpoint(tmp_pa
     assert len(left) == 2
 
     loaded = []
-    load = sim_run._load_checkpoint
+    load = checkpoints.load
 
     def recording(path, like, signature):
         restored = load(path, like, signature)
@@ -82,7 +82,7 @@ def test_sigkill_takes_the_workers_and_the_rerun_resumes_every_checkpoint(tmp_pa
 
     # the rerun in this process (one worker) to see every checkpoint loaded: results never
     # depend on where a point runs
-    monkeypatch.setattr(sim_run, "_load_checkpoint", recording)
+    monkeypatch.setattr(checkpoints, "load", recording)
     code, stderr = run_app(simulate_app, killed, *RUN, "sim.workers=1")
     assert code == 0, stderr
     assert sorted(name for name, _ in loaded) == [p.name for p in left]

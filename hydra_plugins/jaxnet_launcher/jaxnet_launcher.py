@@ -11,8 +11,8 @@ from hydra.core.utils import JobReturn
 
 
 class JaxnetLauncher(BasicLauncher):
-    """Phase one: the sweep's jobs grouped by structure, each group's missing points
-    simulated as one batch (in this process, or one cluster job per group through
+    """Phase one: the sweep's jobs (each experiment's own lines and networks among them)
+    grouped by structure, each group's missing points simulated as one batch (in this process, or one cluster job per group through
     submitit); phase two: every job through Hydra as the basic launcher runs it, finding its
     points done (figures, claims, the printed summary, failures reported per job)."""
 
@@ -25,7 +25,10 @@ class JaxnetLauncher(BasicLauncher):
         self.submitit = submitit
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        from jaxnet.cli.experiment import job_overrides as expanded
         from jaxnet.cli.launcher import run_groups
 
-        run_groups(self.hydra_context, self.config, job_overrides, initial_job_idx, self.submitit)
-        return super().launch(job_overrides, initial_job_idx)
+        # a job of an experiment swept by name (+experiment=a,b) runs every line of it
+        jobs = [job for overrides in job_overrides for job in expanded(list(overrides))]
+        run_groups(self.hydra_context, self.config, jobs, initial_job_idx, self.submitit)
+        return super().launch(jobs, initial_job_idx)

@@ -28,6 +28,7 @@ and keys given on the command line (`sim.loads=[0.3,0.7]`) win over the experime
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 from typing import Mapping, Sequence
@@ -126,42 +127,52 @@ def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -
 
 
 def compose_jobs(overrides: Sequence[str] = ()) -> list[dict]:
-    """The resolved jobs `jaxnet -m [overrides]` runs, composed from conf/ as Hydra composes
-    them: one per combination of the swept values (`routing=minimal,valiant`) and of an
-    experiment's sweeper params (jobs a line skips are left out). A sweep among the
-    overrides (`line=minimal,polarized`) replaces the experiment's own for that key, and the
-    keys overridden keep their values (`resolve`)."""
+    """The resolved jobs `jaxnet -m [overrides]` runs (`job_overrides`), composed from conf/
+    as Hydra composes them; jobs a line skips (`NotApplicable`) are left out."""
     from hydra import compose, initialize_config_dir
-    from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
+
+    from jaxnet.cli.common import CONF_DIR, keys_of
+
+    jobs = []
+    with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
+        for job in job_overrides(overrides):
+            cfg = compose(config_name="config", overrides=job)
+            with open_dict(cfg):
+                cfg.pop("hydra", None)
+            try:
+                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True), keys_of(job)))
+            except NotApplicable:
+                continue
+    return jobs
+
+
+def job_overrides(overrides: Sequence[str] = ()) -> list[list[str]]:
+    """The override list of every job `jaxnet -m [overrides]` runs: one per combination of the
+    swept values (`routing=minimal,valiant`), each expanded by its experiment's own sweep
+    (`hydra.sweeper.params`: lines, networks) for the keys the overrides do not set, so that
+    `+experiment=polarized/fig4,polarized/fig5` runs every line of both figures. A sweep
+    among the overrides (`line=minimal,polarized`) replaces the experiment's own for that
+    key."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from jaxnet.cli.common import CONF_DIR
 
-    parser = OverridesParser.create()
-    parsed = parser.parse_overrides(list(overrides))
-    swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed if o.is_sweep_override()}
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
     base = [o.input_line for o in parsed if not o.is_sweep_override()]
-    explicit = tuple(o.key_or_group for o in parsed if not o.key_or_group.startswith("hydra"))
-    with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
-        composed = compose(config_name="config", overrides=base, return_hydra_config=True)
-        params = composed.hydra.sweeper.params or {}
-        choices = {**{k: str(v).split(",") for k, v in params.items()}, **swept}
-        keys = list(choices)
-        with open_dict(composed):
-            del composed["hydra"]
-        # plain values (line, network) are set on the composed config, as an override would;
-        # config groups need a compose per job (each compose re-reads every YAML file)
-        plain = all(k.isidentifier() and not OmegaConf.is_config(OmegaConf.select(composed, k)) for k in keys)
-        jobs = []
-        for values in itertools.product(*(choices[k] for k in keys)):
-            if plain:
-                cfg = copy.deepcopy(composed)
-                for key, value in zip(keys, values):
-                    OmegaConf.update(cfg, key, parser.parse_override(f"{key}={value}").value())
-            else:
-                cfg = compose(config_name="config", overrides=base + [f"{k}={v}" for k, v in zip(keys, values)])
-            try:
-                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True), explicit))
-            except NotApplicable:
-                continue
+    swept = [[f"{o.get_key_element()}={value}" for value in o.sweep_string_iterator()]
+             for o in parsed if o.is_sweep_override()]
+    given = {o.key_or_group for o in parsed}
+    outer = GlobalHydra.instance().is_initialized()
+    context = contextlib.nullcontext() if outer else initialize_config_dir(config_dir=CONF_DIR, version_base=None)
+    jobs = []
+    with context:
+        for combination in itertools.product(*swept):
+            job = [*base, *combination]
+            params = compose(config_name="config", overrides=job, return_hydra_config=True).hydra.sweeper.params or {}
+            own = [[f"{key}={value}" for value in str(values).split(",")]
+                   for key, values in params.items() if key not in given]
+            jobs += [[*job, *extra] for extra in itertools.product(*own)]
     return jobs

@@ -136,8 +136,8 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
                 cid, _ = keys[place]
                 pattern, wanted = todo[keys[place]]
                 for j, label, order in wanted:
-                    finished[j][order] = decorate({**row, "stuck_buffers": "; ".join(buffers)}, jobs[j][0], cid, label,
-                                                  pattern)
+                    finished[j][order] = decorate({**row, "stuck_buffers": "; ".join(buffers), "workers": workers,
+                                                   "sub_batch": size}, jobs[j][0], cid, label, pattern)
                     changed.add(j)
             for j in sorted(changed):
                 if outs[j] is not None:

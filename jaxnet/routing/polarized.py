@@ -37,6 +37,8 @@ class PolarizedTables(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class Polarized(RoutingScheme):
     name: ClassVar[str] = "polarized"
+    # the paper's Algorithm 1: the lowest w + q first, then virtual cut-through (docs/routing.md)
+    selection: ClassVar[str] = "best_first"
     strong: bool = False
 
     def build_tables(self, topo):

@@ -238,9 +238,12 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
                       jax.tree_util.tree_map(lambda a: a[i], stats), int(deadlock_at[i]))
             for i in range(n)]
     device = jax.devices()[0].device_kind
-    for row in rows:
+    layout = network.layout
+    for row in rows:  # how it was run, `auto` settings as resolved
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
-                   device=device, devices=jax.device_count(), cycles_simulated=spec.chunk * chunks)
+                   device=device, devices=jax.device_count(), cycles_simulated=spec.chunk * chunks,
+                   vcs=layout.vcs, vc_policy=str(layout.vc_policy), selection=layout.router.selection,
+                   vmap_width=width or len(batch_points), work_lists="listed" if lists else "every buffer")
     if checkpoint is not None and Path(checkpoint).exists():
         Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)

@@ -50,9 +50,9 @@ def _seed(value) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class RouterSpec:
-    """The `router` config group (DESIGN section 3)."""
+    """The `router` config group (DESIGN section 3); its defaults are conf/router/default.yaml's."""
 
-    vcs: int | str = 4  # or "auto": as many as the scheme needs on the topology
+    vcs: int | str = "auto"  # or a number; auto: as many as the scheme needs on the topology
     input_buffer: int = 4
     output_buffer: int = 2
     packet_size: int = 16
@@ -64,7 +64,7 @@ class RouterSpec:
     injection_buffers: int | None = None
     injection_buffer: int | None = None
     injection_policy: str = "lowest"
-    selection: str = "available_first"
+    selection: str = "auto"  # resolved for the scheme when the network is built
     flow_control: str = "cut_through"
 
     def __post_init__(self) -> None:
@@ -79,7 +79,8 @@ class RouterSpec:
             require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1,
                         MAX_CYCLES, INT32)
         INJECTION_POLICIES.get(self.injection_policy)
-        SELECTIONS.get(self.selection)
+        if self.selection != "auto":
+            SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
@@ -121,9 +122,10 @@ class RouterSpec:
 @dataclasses.dataclass(frozen=True)
 class SimSpec:
     """The `sim` config group: the grid of points, warm-up and measurement lengths (cycles),
-    and how the batch is stepped. `chunk` cycles run per compiled scan call."""
+    and how the batch is stepped. `chunk` cycles run per compiled scan call. Its defaults are
+    conf/sim/default.yaml's."""
 
-    loads: tuple[float, ...] = (0.5,)
+    loads: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
     seeds: tuple[int, ...] = (1,)
     warmup: int = 1000
     measure: int = 2000

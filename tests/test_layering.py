@@ -1,5 +1,5 @@
-"""Data flows one way: config -> topology -> traffic / paths -> routing -> engine -> results
--> apps. A module may import its own layer and the layers below, never one above."""
+"""Data flows one way: config -> topology -> traffic / paths -> routing -> engine -> results /
+tuning -> apps. A module may import its own layer and the layers below, never one above."""
 import ast
 from pathlib import Path
 
@@ -7,7 +7,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxnet"
 LAYERS = {"core": 0, "topology": 1, "traffic": 2, "paths": 2, "routing": 3, "sim": 4,
-          "results": 5, "cli": 6}
+          "results": 5, "tune": 5, "cli": 6}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 

@@ -18,10 +18,13 @@ from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
 from jaxnet.results import collect
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
+from jaxnet.routing import build_routing
 from jaxnet.sim.run import Network, simulations_that_fit
-from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches
+from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
+from jaxnet.tune import resolve_weights
 
 log = logging.getLogger("jaxnet")
 FAILED = "FAILED"  # marker file a failed job of a sweep leaves in its directory
@@ -50,7 +53,11 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     if not todo:
         log.info("nothing to simulate: all %d point(s) are in %s", len(rows), results)
         return rows
-    network = Network.from_config(job)
+    # issue 38: path weights computed with the router model or the simulator, and the traffic the
+    # demand-aware ones optimise for (jaxnet.tune.resolve_weights; a no-op for other schemes)
+    topo, router = build_topology(job["topology"]), RouterSpec.from_config(job["router"])
+    routing = resolve_weights(job["routing"], topo, router, job["patterns"], spec.seeds, Path(out_dir))
+    network = Network.build(topo, build_routing(routing), router)
     cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
     workers = spec.resolved_workers(network.topo.n_routers * cycles * len(todo), len(todo))
     log.info("%d new point(s), %d already in %s; %d worker process(es)", len(todo), len(rows), results, workers)

@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from jaxnet.core.files import write_atomic
-from jaxnet.results import plots
+from jaxnet.results import plots, summary
 from jaxnet.results.table import NOT_RESULTS, read_rows, write_rows
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel)
@@ -66,21 +66,23 @@ def _curve_config(row: Mapping) -> dict:
     return {k: v for k, v in flat.items() if not any(k == i or k.startswith(i + ".") for i in _IGNORED)}
 
 
-def assign_curves(rows: Sequence[dict]) -> dict[str, str]:
+def assign_curves(rows: Sequence[dict], networks_are_panels: bool = False) -> dict[str, str]:
     """Set row['curve'] (an id) on every row; return {curve id: label}. The label is the
-    experiment line if the rows have one, else the parameters that differ between curves."""
-    configs = {}
+    experiment line if the rows have one (with its network where several networks share a
+    panel), else the parameters that differ between curves."""
+    configs, line_labels = {}, {}
     several_networks = len({r.get("network") for r in rows}) > 1
     for row in rows:
         cfg = _curve_config(row)
         key = row.get("line")
         if key and several_networks:  # the same line on several networks: still one curve each
             key = f"{key} @ {row['network']}"
+        line_labels[key] = row.get("line") if networks_are_panels else key
         key = key or hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:10]
         row["curve"] = key
         configs.setdefault(key, cfg)
     if all(row.get("line") for row in rows):
-        return {k: k for k in configs}
+        return {k: line_labels[k] for k in configs}
     keys = sorted({k for cfg in configs.values() for k in cfg})
     differing = [k for k in keys if len({cfg.get(k) for cfg in configs.values()}) > 1]
     labels = {}
@@ -190,9 +192,9 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> l
         # panels in the experiment's network order; within a job, rows are in its pattern order
         order = list(experiment.get("networks") or {})
         group.sort(key=lambda r: order.index(r["network"]) if r.get("network") in order else len(order))
-        labels = assign_curves(group)
-        prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
         panel = experiment.get("panel", "traffic")
+        labels = assign_curves(group, networks_are_panels=panel == "network")
+        prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
         title = _title(group, experiment)
         scales = {r.get("scale") for r in group}
         bounds = [b for b in experiment.get("bounds", []) if b.get("scale", None) in (None, *scales)]
@@ -205,6 +207,12 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True) -> l
             else:
                 plots.curves_figure(group, kind, path, title, panel_key=panel, bounds=bounds, labels=labels)
             written.append(path)
+        if experiment.get("summary"):
+            block = experiment["summary"]
+            text = f"# {experiment.get('title', name)}: saturation summary\n\n" + summary.saturation_table(
+                group, panel, labels, block["reference"], block.get("fractions", [0.5, 0.8]))
+            write_atomic(out_dir / f"{prefix}summary.md", text)
+            written.append(out_dir / f"{prefix}summary.md")
         if claims:
             text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims_markdown(
                 evaluate_claims(group, claims))

@@ -62,6 +62,13 @@ def _panels(rows, panel_key):
     return dict(panels)
 
 
+def _colours(plt, curve_ids, labels):
+    """A colour per curve, the same for curves of the same label (one line in several panels)."""
+    names = [(labels or {}).get(c, c) for c in curve_ids]
+    index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    return {c: plt.cm.tab10(index[name] % 10) for c, name in zip(curve_ids, names)}
+
+
 def _bounds_for(bounds: Sequence[Mapping], panel: str, line_labels: Sequence[str]):
     return [b for b in bounds if b.get("panel") in (None, "", panel)]
 
@@ -81,7 +88,7 @@ def curves_figure(rows: Sequence[Mapping], kind: str, path: Path, title: str, pa
     fig, axes = plt.subplots(nrows, cols, figsize=(max(5.5, 3.3 * cols), 2.8 * nrows + 0.8 + 0.22 * legend_rows),
                              squeeze=False)
     curve_ids = list(dict.fromkeys(r["curve"] for r in rows))
-    colours = {c: plt.cm.tab10(i % 10) for i, c in enumerate(curve_ids)}
+    colours = _colours(plt, curve_ids, labels)
     for ax, (panel, members) in zip(axes.ravel(), panels.items()):
         by_curve = defaultdict(list)
         for row in members:
@@ -137,7 +144,7 @@ def bars_figure(rows: Sequence[Mapping], path: Path, title: str, panel_key: str 
     fig, axes = plt.subplots(1, n, figsize=(max(4.0, 0.5 * max(len({r[group_key] for r in rows}), 4)) * n, 3.6),
                              squeeze=False)
     curve_ids = list(dict.fromkeys(r["curve"] for r in rows))
-    colours = {c: plt.cm.tab10(i % 10) for i, c in enumerate(curve_ids)}
+    colours = _colours(plt, curve_ids, labels)
     for ax, (panel, members) in zip(axes[0], panels.items()):
         groups = list(dict.fromkeys(r[group_key] for r in members))
         present = [c for c in curve_ids if any(r["curve"] == c for r in members)]  # this panel's bars

@@ -103,9 +103,15 @@ def sweep_dir(name: str, scale: str) -> Path:
 
 
 def experiments() -> list[str]:
-    names = sorted(str(p.relative_to(ROOT / "conf" / "experiment").with_suffix(""))
-                   for p in (ROOT / "conf" / "experiment").glob("*/fig*.yaml"))
-    return sorted(names, key=lambda n: (n.split("/")[0], int(n.split("fig")[1])))
+    """Every experiment file (its experiment.name is its path; shared parts have none), a
+    paper's figures in their number order."""
+    import yaml
+
+    root = ROOT / "conf" / "experiment"
+    names = [str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*.yaml")]
+    names = [n for n in names if ((yaml.safe_load((root / f"{n}.yaml").read_text()) or {}).get("experiment")
+                                  or {}).get("name") == n]
+    return sorted(names, key=lambda n: (n.split("/")[0], int(n.split("fig")[1]) if "/fig" in n else 0, n))
 
 
 def routers(topology: dict) -> int:

@@ -16,6 +16,8 @@ An experiment file sets the top-level keys `scale` (small | paper), `line` and `
                           a job runs in the same batch as its loads and seeds
       scales              small | paper -> {router: {...}, sim: {...}, topology: {...}}
       bounds              analytic lines: {value, label, panel?, traffic?, scale?}
+      summary             {reference: a line, fractions: [0.5, 0.8]}: summary.md, peak accepted
+                          load and latency at those fractions of the reference's peak
       claims              the paper's statements: {claim, source, paper, relation, tolerance?,
                           scale?, jaxnet: an expression over peak(), accepted(), hops(),
                           latency(), jain()}; `scale` keeps a bound or claim to one scale

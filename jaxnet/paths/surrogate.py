@@ -90,8 +90,9 @@ class TrafficDemand:
 @dataclasses.dataclass(frozen=True)
 class SurrogateModel:
     """packet_size L (phits), router_latency r (cycles), hop_latency float [n_links]: link
-    latency + r of every directed link (path-set link order); capacity kappa and
-    queue_scale alpha of network links; knee: the fraction of kappa where W turns linear."""
+    latency + r of every directed link (path-set link order); capacity kappa (at most 1
+    phit/cycle, the link's own) and queue_scale alpha of network links; knee: the fraction
+    of kappa where W turns linear."""
 
     packet_size: int
     router_latency: int
@@ -102,7 +103,7 @@ class SurrogateModel:
 
     def __post_init__(self):
         require_int(self.packet_size, "surrogate.packet_size", 1)
-        require_number(self.capacity, "surrogate.capacity", 0.0, 2.0, low_open=True)
+        require_number(self.capacity, "surrogate.capacity", 0.0, 1.0, low_open=True)
         require_number(self.queue_scale, "surrogate.queue_scale", 0.0, 1000.0, low_open=True)
         require_number(self.knee, "surrogate.knee", 0.0, 1.0, low_open=True, high_open=True)
 
@@ -262,7 +263,7 @@ def latency_weights(paths: PathSet, demand: TrafficDemand, model: SurrogateModel
 
 @functools.partial(jax.jit, static_argnames="steps")
 def _fit_model(f: _Fluid, weights, loads, target, fit_mask, capacity_seen, saturated, x, learning_rate, steps):
-    """Adam over (log alpha, log kappa); kappa stays below 1.99."""
+    """Adam over (log alpha, log kappa); kappa stays at most 1 (a link's capacity)."""
     def loss(x):
         alpha, kappa = jnp.exp(x[0]), jnp.exp(x[1])
         one = lambda w, lam: _mean_latency(f, w, lam, kappa, alpha)  # noqa: E731
@@ -277,7 +278,7 @@ def _fit_model(f: _Fluid, weights, loads, target, fit_mask, capacity_seen, satur
         x, state = carry
         updates, state = optimiser.update(jax.grad(loss)(x), state, x)
         x = optax.apply_updates(x, updates)
-        return (x.at[1].set(jnp.minimum(x[1], jnp.log(1.99))), state), None
+        return (x.at[1].set(jnp.minimum(x[1], 0.0)), state), None
 
     (x, _), _ = jax.lax.scan(step, (x, optimiser.init(x)), None, length=steps)
     return x

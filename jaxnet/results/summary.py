@@ -3,8 +3,9 @@ panel and curve, the peak accepted load and the mean message latency at fraction
 reference line's peak, e.g. latency at 50 % and 80 % of minimal routing's saturation load.
 
 A curve's latency at offered load x is interpolated linearly between its two nearest
-offered loads, per seed and on the mean over seeds; a curve that carries less than 95 % of
-x there is saturated at x and shows "sat." instead (its latency would be the source queue's).
+offered loads, per seed and on the mean over seeds; where x is above 95 % of the curve's
+peak accepted load the curve is saturated at x and shows "sat." instead (its latency would
+be the source queue's). The peak is that of the mean over seeds, its range each seed's own.
 """
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from jaxnet.results.plots import _num, peak_accepted
+from jaxnet.results.plots import peak_accepted
+
+
+def _num(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def _at(rows: Sequence[Mapping], load: float, column: str) -> float:
@@ -29,11 +37,11 @@ def _at(rows: Sequence[Mapping], load: float, column: str) -> float:
 
 
 def latency_at(rows: Sequence[Mapping], load: float) -> float:
-    """Mean message latency at offered load `load`, or inf where the rows are saturated there."""
-    accepted = _at(rows, load, "accepted_load")
-    if math.isnan(accepted):
-        return float("nan")
-    return _at(rows, load, "message_latency") if accepted >= 0.95 * load else float("inf")
+    """Mean message latency at offered load `load`, or inf past 0.95 x the rows' peak
+    accepted load (saturated there)."""
+    if load > 0.95 * peak_accepted(rows):
+        return float("inf")
+    return _at(rows, load, "message_latency")
 
 
 def _cell(rows: Sequence[Mapping], load: float) -> str:
@@ -47,7 +55,8 @@ def _cell(rows: Sequence[Mapping], load: float) -> str:
 
 def saturation_table(rows: Sequence[Mapping], panel_key: str, labels: Mapping[str, str], reference: str,
                      fractions: Sequence[float]) -> str:
-    """Markdown: a row per panel and curve (rows carry `curve`, `line`, `seed`)."""
+    """Markdown: a row per panel (in the rows' order) and curve, the reference line first (rows
+    carry `curve`, `line`, `seed`)."""
     head = ["panel", "line", "peak accepted (seeds)"] + [f"latency at {f:g} x {reference} peak" for f in fractions]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     panels = defaultdict(list)
@@ -58,7 +67,9 @@ def saturation_table(rows: Sequence[Mapping], panel_key: str, labels: Mapping[st
         by_curve = defaultdict(list)
         for row in members:
             by_curve[row["curve"]].append(row)
-        for curve, crows in by_curve.items():
+        # the reference first, then the lines by name
+        for curve, crows in sorted(by_curve.items(), key=lambda item: (item[1][0].get("line") != reference,
+                                                                        labels.get(item[0], item[0]))):
             seeds = sorted({r["seed"] for r in crows})
             peaks = [peak_accepted([r for r in crows if r["seed"] == s]) for s in seeds]
             spread = f" ({min(peaks):.3f}-{max(peaks):.3f})" if len(peaks) > 1 else ""

@@ -39,9 +39,9 @@ class TablePaths(PathTableRouting):
       array [n_pairs, k] in `weights_file`.
     weights_file: .npz holding the weights; default: path_file itself if it holds that
       array, else weights.npz next to it (where jaxnet-paths puts uniform/optimal/optax).
-    demand: the traffic pattern (a traffic config) the demand-aware strategies optimise for,
-      averaged over the tables of `demand_seeds` (default [1]); the jaxnet app fills in the
-      patterns and seeds the run simulates where they are null.
+    demand: the traffic (a traffic config, or a list of them) the demand-aware strategies
+      optimise for, averaged over the tables of `demand_seeds` (default [1]); the jaxnet app
+      fills in the patterns and seeds the run simulates where they are null.
     tune: options of latency and closed_loop (`jaxnet.tune.resolve.TUNE_OPTIONS`).
     Every ordered router pair needs at least one valid path. Paths of a pair keep their
     order; invalid ones are dropped.

@@ -38,7 +38,8 @@ class Round:
     objective: np.ndarray  # simulated latency at the target load, per seed
 
     def summary(self) -> dict:
-        return {"objective_mean": float(self.objective.mean()), "objective_std": float(self.objective.std()),
+        return {"objective": self.objective.tolist(), "objective_mean": float(self.objective.mean()),
+                "objective_std": float(self.objective.std()),
                 "capacity": self.model.capacity, "queue_scale": self.model.queue_scale,
                 "loads": self.loads.tolist(), "predicted": self.predicted.tolist(),
                 "latency": self.latency.mean(axis=1).tolist(), "accepted": self.accepted.mean(axis=1).tolist()}

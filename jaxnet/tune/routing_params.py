@@ -8,8 +8,9 @@ of a value is measured, on the same seeds for every value:
   score = mean accepted load at `high` offered loads (throughput at and past saturation)
           - latency_weight x mean message latency at the `mid` load / the default's
 
-and SPSA (`jaxnet.tune.spsa`) maximises it; `evaluate` then measures the tuned and the
-default values on fresh seeds.
+and SPSA (`jaxnet.tune.spsa`) maximises it; `evaluate` then measures the default, SPSA's
+final iterate and the best value it evaluated on fresh seeds (the best on the tuning seeds
+is partly the luck of those seeds).
 """
 from __future__ import annotations
 
@@ -80,8 +81,8 @@ def measure_value(network: Network, value, traffic: Mapping, mid: float, high: S
 
 def tune(network: Network, traffic: Mapping, mid: float, high: Sequence[float], seeds: Sequence[int],
          window: SimSpec, steps: int = 8, latency_weight: float = 0.05, seed: int = 0) -> dict:
-    """SPSA from the default value; returns the final value, the default's scores and every
-    step's two values and scores (on `seeds`)."""
+    """SPSA from the default value; returns its final iterate, the best value it evaluated,
+    the default's scores and every step's two values and scores (on `seeds`)."""
     spec = tunable(network)
     default = measure_value(network, spec.default, traffic, mid, high, seeds, window)
     reference = float(default.latency.mean())
@@ -91,10 +92,11 @@ def tune(network: Network, traffic: Mapping, mid: float, high: Sequence[float], 
         history.append(measure_value(network, x, traffic, mid, high, seeds, window))
         return history[-1].score(reference, latency_weight)
 
-    final, steps_taken = spsa(objective, spec.default, spec.low, spec.high, steps=steps, seed=seed,
+    final, steps_taken = spsa(objective, spec.default, spec.low, spec.high, steps=steps, a=0.05, seed=seed,
                               score_scale=0.02)
+    best = max(history, key=lambda s: s.score(reference, latency_weight))
     return {"names": spec.names, "default": default, "final": tuple(np.rint(final).astype(int).tolist()),
-            "steps": steps_taken, "evaluations": history, "latency_reference": reference}
+            "best": best.value, "steps": steps_taken, "evaluations": history, "latency_reference": reference}
 
 
 def evaluate(network: Network, values: Mapping[str, Sequence[float]], traffic: Mapping, mid: float,

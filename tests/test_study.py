@@ -17,7 +17,7 @@ from jaxnet.cli.sweep import run_jobs, structure_key
 TINY = ["topology=hamming", "topology.sides=[3,3]", "topology.servers_per_router=1", "routing=minimal",
         "sim.loads=[0.3,0.6]", "sim.seeds=[1]", "sim.warmup=40", "sim.measure=120", "sim.chunk=40"]
 # columns that say how and when a row was made, not what was simulated
-HOW = {"wall_s", "first_chunk_s", "batch", "date", "row_sha", "git_commit", "host"}
+HOW = {"wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "workers", "date", "row_sha", "git_commit", "host"}
 
 
 def _rows(path):

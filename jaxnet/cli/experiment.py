@@ -17,6 +17,8 @@ An experiment file sets the top-level keys `scale` (small | paper), `line` and `
                           a job runs in the same batch as its loads and seeds
       scales              small | paper -> {router: {...}, sim: {...}, topology: {...}}
       bounds              analytic lines: {value, label, panel?, traffic?, scale?}
+      summary             {reference: a line, fractions: [0.5, 0.8]}: summary.md, peak accepted
+                          load and latency at those fractions of the reference's peak
       claims              the paper's statements: {claim, source, quote, paper, relation,
                           tolerance?, scale?, cause?, jaxnet: an expression over peak(),
                           accepted(), hops(), latency(), jain()} (jaxnet.results.claims);
@@ -34,6 +36,7 @@ import itertools
 from typing import Mapping, Sequence
 
 from jaxnet.core.validate import require
+from jaxnet.tune import fill_demand
 
 SCALES = ("small", "paper")
 REPLACED = ("topology", "routing", "traffic")  # groups an experiment replaces whole
@@ -81,6 +84,8 @@ def resolve(config: dict, explicit: tuple[str, ...] = ()) -> dict:
         value = _get(config, key)
         if value is not KeyError and not key.startswith(("experiment", "hydra")):
             _set(out, key, value)
+    # routing tables that follow the run's traffic (a `table` scheme's null demand) say so
+    out["routing"] = fill_demand(out["routing"], out["patterns"], out["sim"]["seeds"])
     return out
 
 

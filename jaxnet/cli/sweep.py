@@ -33,6 +33,7 @@ from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
 from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches
 from jaxnet.traffic import build_traffic
+from jaxnet.tune import needs_weights, resolve_weights
 
 log = logging.getLogger("jaxnet")
 # The sub-batches of a job that checkpoints, by checkpoint file: their points and padding.
@@ -112,7 +113,7 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
         if out is not None:
             require_writable(out, "hydra.run.dir")
     first, _ = jobs[0]
-    network = build.network_of(first)
+    network = build.network_of({**first, "routing": _routing_to_build(first, spec, outs)})
     check_measurable(network.layout.router, spec)
     require_fits(network)
     keys = list(todo)
@@ -145,6 +146,18 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
             log.info("%d of %d new row(s) written", sum(map(len, finished)), sum(len(w) for _, w in todo.values()))
     for j, new in enumerate(finished):
         rows[j] += [new[p] for p in sorted(new)]
+
+
+def _routing_to_build(job: dict, spec, outs) -> dict:
+    """The job's routing config with path weights that need the router model or the
+    simulator computed (`jaxnet.tune.resolve_weights`: a `table` scheme's latency or
+    closed-loop weights, written beside the first job's results or to a temporary
+    directory); any other routing as it is."""
+    if not needs_weights(job["routing"]):
+        return job["routing"]
+    home = next((out for out in outs if out is not None), None) or Path(tempfile.mkdtemp(prefix="jaxnet-weights-"))
+    return resolve_weights(job["routing"], build.topology(job["topology"]), build.router(job["router"]),
+                           job["patterns"], spec.seeds, home)
 
 
 def _raise_on_deadlock(job: dict, rows: list[dict]) -> None:

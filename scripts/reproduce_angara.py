@@ -1,13 +1,25 @@
-"""Reproduce the Angara routing-table paper: Table 2 and the random-tori study (Figure 5).
+"""Reproduce the Angara routing-table paper: Table 2, the random-tori study (Figures 4 and 5)
+and the tornado pattern of Figure 6 on the paper's subsystems.
 
     python scripts/reproduce_angara.py                  # writes outputs/angara/
     python scripts/reproduce_angara.py --out DIR --n3 20 --n4 20
+    python scripts/reproduce_angara.py --parts tornado  # only the tornado table
 
 Table 2: the 4x2x2x2 Desmos system and its 2-, 4-, 8- and 16-node subsystems, taken as
 the first nodes in router order (coordinate 0 fastest), i.e. the sub-tori 2, 4, 4x2, 4x2x2.
 Random tori: side tuples drawn from [2, 8]^n with at most --max-nodes nodes (the paper's
 49 / 339 / 1173 systems match a cap near 430 nodes); all 2D tuples, a seeded sample of 3D
 and 4D ones. Genetic runs only up to --genetic-max-nodes nodes (it is slow, as in the paper).
+Figure 4: BUILD_SSSP calls per random torus, with the unique-routes stage and without it
+("sort and group" only), beside the paper's bounds |N| and |N|^2 and its shares of pairs with
+a single minimal route (81.6 % 2D, 58.2 % 3D, 36.6 % 4D; the figure's points are not in the
+paper's text).
+Tornado: the paper's MPI tornado (Figure 6c) is not defined beyond its name; each subsystem's
+tables are compared on the coordinate tornado (every coordinate + ceil(k/2) - 1, jaxnet's
+`tornado`) and on the tornado of node ranks (node i to i + ceil(N/2) - 1 mod N), with how
+many of its pairs have more than one minimal route to choose from, the largest number of its
+routes on one channel, and its accepted load if every flow got an equal share of its most
+loaded channel.
 """
 from __future__ import annotations
 
@@ -22,7 +34,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxnet.paths.torus_graph import TorusShape  # noqa: E402
+from jaxnet.core.files import write_atomic  # noqa: E402
+from jaxnet.paths.torus_graph import TorusShape, deadlock_free_turns  # noqa: E402
+from jaxnet.paths.torus_routes import minimal_route_candidates  # noqa: E402
 from jaxnet.paths.torus_tables import build_table, deadlock_cycle, table_metrics  # noqa: E402
 
 ALGORITHMS = ("bfs", "genetic", "sssp")
@@ -36,6 +50,9 @@ PAPER_TABLE2 = {  # (max load, min load, sigma4, max D)
              32: (28, 8, 6.298, 5)},
 }
 PAPER_IMPROVEMENT_OVER_BFS = {2: 0.13, 3: 0.11, 4: 0.17}
+PAPER_UNIQUE_SHARE = {2: 0.816, 3: 0.582, 4: 0.366}  # pairs with a single minimal route (Sec. 4.3)
+PARTS = ("table2", "random", "tornado")
+TORNADO_TABLES = {"bfs": {}, "sssp": {}, "genetic": {}, "bfs, direction order only": {"augment": False}}
 
 
 def run(sides, algorithm: str, seed: int = 0) -> dict:
@@ -90,7 +107,11 @@ def random_tori(args) -> list[dict]:
             for algorithm in ALGORITHMS:
                 if algorithm == "genetic" and np.prod(sides) > args.genetic_max_nodes:
                     continue
-                rows.append({"dimensions": n, **run(sides, algorithm, args.seed)})
+                row = {"dimensions": n, **run(sides, algorithm, args.seed)}
+                if algorithm == "sssp":
+                    alone = build_table(TorusShape.build(list(sides)), "sssp", unique_first=False)
+                    row["build_sssp_calls_sort_and_group_only"] = alone.info["build_sssp_calls"]
+                rows.append(row)
         print(f"random tori {n}D: {sum(r['dimensions'] == n for r in rows)} tables", flush=True)
     return rows
 
@@ -120,6 +141,9 @@ def summarise(rows: list[dict]) -> dict:
                                        ("worse", ours > bfs))},
             }
         out["paper_sssp_improvement_over_bfs"] = PAPER_IMPROVEMENT_OVER_BFS[n]
+        sssp = [r for r in rows if r["dimensions"] == n and r["algorithm"] == "sssp"]
+        out["unique_pair_share"] = float(np.mean([r["unique_pairs"] / r["pairs"] for r in sssp]))
+        out["paper_unique_pair_share"] = PAPER_UNIQUE_SHARE[n]
         out["all_deadlock_free"] = all(r["deadlock_free"] for r in rows if r["dimensions"] == n)
         summary[f"{n}D"] = out
     return summary
@@ -162,6 +186,92 @@ def figure5(rows: list[dict], summary: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def figure4(rows: list[dict], summary: dict, path: Path) -> None:
+    """BUILD_SSSP calls per random torus against its node count, with and without the
+    unique-routes stage, between the paper's bounds |N| and |N|^2."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for ax, n in zip(axes, (2, 3, 4)):
+        sssp = sorted((r["nodes"], r["build_sssp_calls"], r["build_sssp_calls_sort_and_group_only"])
+                      for r in rows if r["dimensions"] == n and r["algorithm"] == "sssp")
+        nodes, with_unique, alone = (np.array(c, float) for c in zip(*sssp))
+        ax.plot(nodes, alone, "s", ms=3, color="tab:red", label="sort and group only")
+        ax.plot(nodes, with_unique, "o", ms=3, color="tab:green", label="unique routes, then sort and group")
+        span = np.array([nodes.min(), nodes.max()])
+        ax.plot(span, span, color="grey", ls="--", lw=0.8, label="|N| (paper's lower bound)")
+        ax.plot(span, span ** 2, color="grey", ls=":", lw=0.8, label="|N|$^2$ (paper's upper bound)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("nodes |N|")
+        ax.set_ylabel("BUILD_SSSP calls")
+        stats = summary[f"{n}D"]
+        ax.set_title(f"{n}D: single-route pairs {stats['unique_pair_share']:.1%} "
+                     f"(paper {stats['paper_unique_pair_share']:.1%})", fontsize=10)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def tornado_destinations(shape: TorusShape, kind: str) -> np.ndarray:
+    """int [R]: the destination node of every node: `coordinates` (each coordinate + ceil(k/2)
+    - 1) or `ranks` (node i to i + ceil(N/2) - 1 mod N, nodes in router order)."""
+    R = shape.n_nodes
+    if kind == "ranks":
+        return (np.arange(R) + (R + 1) // 2 - 1) % R
+    sides = np.asarray(shape.sides)
+    stride = np.concatenate([[1], np.cumprod(sides)[:-1]])
+    return ((shape.coords + (sides + 1) // 2 - 1) % sides) @ stride
+
+
+def pattern_loads(table, destinations: np.ndarray) -> tuple[int, float]:
+    """(the largest number of the permutation's routes on one channel, the mean over its flows
+    of 1 / the most loaded channel of the flow's route): the second is the accepted load if
+    every flow got an equal share of its bottleneck channel."""
+    R = table.shape.n_nodes
+    sources = np.flatnonzero(destinations != np.arange(R))
+    if sources.size == 0:
+        return 0, 1.0
+    pad = table.shape.n_channel_ids
+    routes = table.channels(sources)[np.arange(sources.size), destinations[sources]]
+    load = np.bincount(routes.ravel(), minlength=pad + 1)
+    load[pad] = 0
+    bottleneck = load[routes].max(axis=1)
+    return int(bottleneck.max()), float(np.mean(1.0 / bottleneck))
+
+
+def tornado() -> list[dict]:
+    """Per subsystem and tornado definition: pairs with a choice of minimal route, and the
+    pattern's channel load under each table."""
+    rows = []
+    for nodes, sides in SUBSYSTEMS.items():
+        shape = TorusShape.build(sides)
+        choices = minimal_route_candidates(shape, deadlock_free_turns(shape)).counts.reshape(nodes, nodes)
+        tables = {name: build_table(shape, name.split(",")[0], **options)
+                  for name, options in TORNADO_TABLES.items()}
+        for kind in ("coordinates", "ranks"):
+            dest = tornado_destinations(shape, kind)
+            moving = np.flatnonzero(dest != np.arange(nodes))
+            loads = {name: pattern_loads(t, dest) for name, t in tables.items()}
+            row = {"nodes": nodes, "sides": sides, "tornado": kind, "pairs": int(moving.size),
+                   "pairs_with_a_choice": int((choices[moving, dest[moving]] > 1).sum()),
+                   "max_channel_load": {name: load for name, (load, _) in loads.items()},
+                   "fair_share": {name: share for name, (_, share) in loads.items()}}
+            rows.append(row)
+            print(f"tornado {kind:11s} {nodes:3d} nodes: {row['pairs_with_a_choice']}/{row['pairs']} pairs "
+                  f"with a choice, max channel load {row['max_channel_load']}, fair share "
+                  f"{ {k: round(v, 3) for k, v in row['fair_share'].items()} }", flush=True)
+    return rows
+
+
+def tornado_markdown(rows: list[dict]) -> str:
+    names = list(TORNADO_TABLES)
+    lines = ["| nodes | tornado | pairs with a choice | " + " | ".join(names) + " |",
+             "|---|---|---|" + "---|" * len(names)]
+    for r in rows:
+        cells = " | ".join(f"{r['max_channel_load'][name]} / {r['fair_share'][name]:.3f}" for name in names)
+        lines.append(f"| {r['nodes']} | {r['tornado']} | {r['pairs_with_a_choice']} of {r['pairs']} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("outputs/angara"))
@@ -170,20 +280,28 @@ def main() -> None:
     parser.add_argument("--n4", type=int, default=40, help="4D systems sampled")
     parser.add_argument("--max-nodes", type=int, default=432)
     parser.add_argument("--genetic-max-nodes", type=int, default=64)
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS),
+                        help="table2; random (Figures 4 and 5); tornado (Figure 6c's pattern)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    rows = table2()
-    (args.out / "table2.json").write_text(json.dumps(rows, indent=2))
-    (args.out / "table2.md").write_text(table2_markdown(rows))
-
-    study = random_tori(args)
-    summary = summarise(study)
-    (args.out / "random_tori.json").write_text(json.dumps(
-        {"arguments": {k: str(v) for k, v in vars(args).items()}, "summary": summary,
-         "systems": study}, indent=2))
-    figure5(study, summary, args.out / "figure5.png")
-    print(json.dumps(summary, indent=2))
+    if "table2" in args.parts:
+        rows = table2()
+        write_atomic(args.out / "table2.json", json.dumps(rows, indent=2))
+        write_atomic(args.out / "table2.md", table2_markdown(rows))
+    if "tornado" in args.parts:
+        rows = tornado()
+        write_atomic(args.out / "tornado.json", json.dumps(rows, indent=2))
+        write_atomic(args.out / "tornado.md", tornado_markdown(rows))
+    if "random" in args.parts:
+        study = random_tori(args)
+        summary = summarise(study)
+        write_atomic(args.out / "random_tori.json", json.dumps(
+            {"arguments": {k: str(v) for k, v in vars(args).items()}, "summary": summary,
+             "systems": study}, indent=2))
+        figure5(study, summary, args.out / "figure5.png")
+        figure4(study, summary, args.out / "figure4.png")
+        print(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":

@@ -181,8 +181,10 @@ def _bfs_from(graph: RoutingGraph, source: int, loads: np.ndarray, width: int) -
 
 
 # ---------------------------------------------------------------------------------- SSSP
-def sssp_routes(candidates: RouteCandidates) -> tuple[np.ndarray, dict]:
-    """Algorithm 3: channel rows [R * R, max_len] of the SSSP table, and call statistics."""
+def sssp_routes(candidates: RouteCandidates, unique_first: bool = True) -> tuple[np.ndarray, dict]:
+    """Algorithm 3: channel rows [R * R, max_len] of the SSSP table, and call statistics.
+    unique_first=False skips stage 1, so every pair goes through the grouped BUILD_SSSP calls
+    (the "sort and group" only variant of the paper's Figure 4)."""
     shape = candidates.shape
     R, pad = shape.n_nodes, candidates.pad
     counts = candidates.counts
@@ -190,11 +192,12 @@ def sssp_routes(candidates: RouteCandidates) -> tuple[np.ndarray, dict]:
     choice = np.full(R * R, -1, np.int64)
 
     unique = np.flatnonzero(counts == 1)  # 1) unique routes
-    choice[unique] = candidates.offsets[unique]
-    loads += np.bincount(candidates.channels[choice[unique]].ravel(), minlength=pad + 1)
-    loads[pad] = 0
+    if unique_first:
+        choice[unique] = candidates.offsets[unique]
+        loads += np.bincount(candidates.channels[choice[unique]].ravel(), minlength=pad + 1)
+        loads[pad] = 0
 
-    rest = np.flatnonzero(counts > 1)  # 2) sort and group
+    rest = np.flatnonzero(counts > (1 if unique_first else 0))  # 2) sort and group
     src, dst = rest // R, rest % R
     turns = (shape.coords[src] != shape.coords[dst]).sum(axis=1) - 1
     length = candidates.length[rest]
@@ -332,9 +335,10 @@ def bfs(shape: TorusShape, turns) -> tuple[np.ndarray, dict]:
     return bfs_routes(RoutingGraph.build(shape, turns))
 
 
-def sssp(shape: TorusShape, turns) -> tuple[np.ndarray, dict]:
+def sssp(shape: TorusShape, turns, unique_first: bool = True) -> tuple[np.ndarray, dict]:
     """The SSSP table (Algorithm 2) among the minimal routes the turns allow."""
-    return sssp_routes(minimal_route_candidates(shape, turns))
+    require(isinstance(unique_first, bool), "tables.unique_first", unique_first, "must be true or false")
+    return sssp_routes(minimal_route_candidates(shape, turns), unique_first)
 
 
 def genetic(shape: TorusShape, turns, population: int = 100, mutation_rate: float = 0.02, patience: int = 30,

@@ -1,5 +1,5 @@
-"""Figures that read like the papers': accepted vs offered load, latency vs accepted load,
-Jain index, path length, and maximum-throughput bars; a panel per traffic pattern (or per
+"""Figures that read like the papers': accepted vs offered load, latency (mean and 99th
+percentile) vs accepted load, Jain index, path length, and maximum-throughput bars; a panel per traffic pattern (or per
 network), a line per curve, seeds as a band, analytic bounds as dashed lines.
 
 A curve is one configuration: rows of different configurations are never averaged. Its
@@ -35,6 +35,8 @@ CURVES = {
                    "accepted load (phits/cycle/server)", True, True),
     "latency": ("accepted_load", "message_latency", "accepted load (phits/cycle/server)",
                 "average message latency (cycles)", False, True),
+    "tail": ("accepted_load", "latency_p99", "accepted load (phits/cycle/server)",
+             "99th percentile message latency (cycles)", False, True),
     "jain": ("offered_load", "jain_generated", "offered load (phits/cycle/server)",
              "Jain index of generated load", True, True),
     "hops": ("offered_load", "average_hops", "offered load (phits/cycle/server)",

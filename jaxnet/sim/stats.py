@@ -8,14 +8,26 @@ starts on the link. Counters that can exceed 2**31 over 10**6 saturated cycles a
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
 
 _LOW_BITS = 30
+
+# The latency histogram's fixed bins: one per cycle below LATENCY_EXACT, then each octave
+# [2^e, 2^(e+1)) split into LATENCY_PER_OCTAVE equal bins (width 2^(e-3)), up to the octave
+# of 2^LATENCY_TOP_OCTAVE; longer latencies share the last bin. A bin is at most an eighth of
+# the latencies it holds.
+LATENCY_EXACT = 16
+LATENCY_PER_OCTAVE = 8
+LATENCY_TOP_OCTAVE = 27
+LATENCY_BINS = LATENCY_EXACT + (LATENCY_TOP_OCTAVE - 3) * LATENCY_PER_OCTAVE
+PERCENTILES = {"latency_p50": 0.5, "latency_p90": 0.9, "latency_p99": 0.99, "latency_p999": 0.999}
 
 
 def wide_add(counter, x):
@@ -31,6 +43,43 @@ def wide_value(counter):
     return (c[..., 0] << _LOW_BITS) + c[..., 1]
 
 
+def latency_bin(latency):
+    """int32 bin of latencies (int32 >= 0, any shape): the latency itself below LATENCY_EXACT;
+    above, its octave e = floor(log2 latency) and the next 3 bits below the leading one."""
+    octave = 31 - jax.lax.clz(jnp.maximum(latency, 1))
+    fine = (latency >> jnp.maximum(octave - 3, 0)) & (LATENCY_PER_OCTAVE - 1)
+    binned = LATENCY_EXACT + (octave - 4) * LATENCY_PER_OCTAVE + fine
+    return jnp.where(latency < LATENCY_EXACT, latency, jnp.minimum(binned, LATENCY_BINS - 1))
+
+
+def latency_bin_edges() -> tuple[np.ndarray, np.ndarray]:
+    """(first latency, width) int64 [LATENCY_BINS] of every bin (the last one also holds every
+    longer latency)."""
+    index = np.arange(LATENCY_BINS - LATENCY_EXACT)
+    octave, fine = 4 + index // LATENCY_PER_OCTAVE, index % LATENCY_PER_OCTAVE
+    first = np.concatenate([np.arange(LATENCY_EXACT), (LATENCY_PER_OCTAVE + fine) << (octave - 3)])
+    width = np.concatenate([np.ones(LATENCY_EXACT, np.int64), np.int64(1) << (octave - 3)])
+    return first.astype(np.int64), width
+
+
+def percentile(histogram: np.ndarray, q: float) -> float:
+    """The q-quantile (0 < q <= 1) of the latencies a histogram (int [LATENCY_BINS]) counts: the
+    k-th smallest, k = ceil(q n), placed within its bin as if the bin's c latencies were spread
+    evenly over its width w: first + (w - 1) (j - 1/2) / c for the j-th of them. Exact below
+    LATENCY_EXACT cycles; above, off by less than the bin's width (at most an eighth of the
+    value). NaN when nothing was counted."""
+    counts = np.asarray(histogram, np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return float("nan")
+    rank = max(1, math.ceil(q * total - 1e-9))
+    cumulative = np.cumsum(counts)
+    b = int(np.searchsorted(cumulative, rank))
+    first, width = latency_bin_edges()
+    within = rank - (int(cumulative[b - 1]) if b else 0)
+    return float(first[b] + (width[b] - 1) * (within - 0.5) / counts[b])
+
+
 class Stats(NamedTuple):
     """On-device statistics of one simulation (wide counters are int32 pairs [..., 2]).
 
@@ -40,6 +89,8 @@ class Stats(NamedTuple):
     consumed: int32 [S] packets whose tail each destination server consumed (window).
     message_latency: wide [2] sum of creation -> tail consumed, cycles (window).
     network_latency: wide [2] sum of head enters first router -> tail consumed (window).
+    latency: wide [LATENCY_BINS, 2] histogram of the message latencies summed in
+      message_latency (`latency_bin`).
     hops: wide [max_hops + 2, 2] histogram of router-to-router hops of consumed packets; the
       last bin counts routes longer than the scheme's max_hops (a bound violation).
     link_packets: int32 [out_ports] packets sent per output port (window; L phits each).
@@ -56,6 +107,7 @@ class Stats(NamedTuple):
     consumed: jnp.ndarray
     message_latency: jnp.ndarray
     network_latency: jnp.ndarray
+    latency: jnp.ndarray
     hops: jnp.ndarray
     link_packets: jnp.ndarray
     input_occupancy: jnp.ndarray
@@ -71,7 +123,7 @@ def empty_stats(servers: int, out_ports: int, vcs: int, max_hops: int) -> Stats:
     return Stats(
         generated=zeros(servers), missed=zeros(servers), injected=zeros(servers),
         consumed=zeros(servers), message_latency=wide(), network_latency=wide(),
-        hops=wide(max_hops + 2), link_packets=zeros(out_ports), input_occupancy=wide(vcs),
+        latency=wide(LATENCY_BINS), hops=wide(max_hops + 2), link_packets=zeros(out_ports), input_occupancy=wide(vcs),
         output_occupancy=wide(vcs), no_route=wide(), generated_all=wide(), consumed_all=wide())
 
 
@@ -115,6 +167,8 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
     counted_i = counted.astype(jnp.int32)
     # last bin: longer than max; packets not counted go out of bounds (dropped), not onto bin 0
     hop_bins = jnp.where(counted, jnp.minimum(sent[:, pk.HOPS], max_hops + 1), max_hops + 2)
+    latency = done - sent[:, pk.CREATED]
+    latency_bins = jnp.where(counted, latency_bin(latency), LATENCY_BINS)
     window_now = in_window(t)
     window_i = window_now.astype(jnp.int32)
 
@@ -128,8 +182,9 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
         missed=per_server(stats.missed, events.missed & window_now),
         injected=per_server(stats.injected, events.injected & in_window(t + 1)),
         consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
-        message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * (done - sent[:, pk.CREATED]))),
+        message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * latency)),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
+        latency=wide_add(stats.latency, jnp.zeros(LATENCY_BINS, jnp.int32).at[latency_bins].add(1, mode="drop")),
         hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(1, mode="drop")),
         link_packets=stats.link_packets.at[jnp.where(events.to_router & window_now, events.port, out_ports)].add(
             1, mode="drop"),
@@ -156,6 +211,7 @@ def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats
     consumed = stats.consumed.astype(np.int64)
     total_consumed = int(consumed.sum())
     hist = wide_value(stats.hops)
+    latencies = wide_value(stats.latency)
     links = np.asarray(stats.link_packets).reshape(layout.routers, -1)[:, : layout.ports]
     util = links[topo.neighbor >= 0] * per_server
     mean_or_nan = lambda a, b: float(a / b) if b else float("nan")  # noqa: E731
@@ -170,6 +226,7 @@ def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats
         "accepted_load_min": float(consumed.min() * per_server),
         "message_latency": mean_or_nan(int(wide_value(stats.message_latency)), total_consumed),
         "network_latency": mean_or_nan(int(wide_value(stats.network_latency)), total_consumed),
+        **{column: percentile(latencies, q) for column, q in PERCENTILES.items()},
         "average_hops": mean_or_nan(float((hist * np.arange(len(hist))).sum()), int(hist.sum())),
         "jain_generated": jain(stats.generated),
         "jain_consumed": jain(consumed),

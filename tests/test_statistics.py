@@ -80,3 +80,88 @@ def test_percentiles_match_a_log_of_every_packet(monkeypatch):
         exact = latencies[int(np.ceil(q * len(latencies))) - 1]
         assert abs(row[column] - exact) < width[int(latency_bin(jnp.int32(exact)))], column
     assert row["latency_p50"] <= row["latency_p90"] <= row["latency_p99"] <= row["latency_p999"]
+
+
+# ----- the measurement window and what sim.record keeps ------------------------------------
+WINDOW = 250
+
+
+@pytest.fixture(scope="module")
+def ring_network():
+    return make_network(nx.cycle_graph(6), servers_per_router=2, vcs=4)
+
+
+def _window_totals(rows, spec, network):
+    """Each row's window totals from its series: the windows inside its measurement window."""
+    out = []
+    size, servers = network.layout.router.packet_size, network.layout.servers
+    for row in rows:
+        record = row["record"]
+        inside = (record["cycle"] >= row["warmup_cycles"]) & (record["cycle"] < row["warmup_cycles"] + spec.measure)
+        packets = record["accepted_load"][inside] * WINDOW * servers / size
+        latency = np.nansum(record["latency"][inside] * packets) / packets.sum()
+        generated = record["generated_load"][inside] * WINDOW * servers / size
+        out.append((int(inside.sum()), round(packets.sum()), latency, round(generated.sum())))
+    return out
+
+
+@pytest.mark.parametrize("warmup", [500, "auto"])
+def test_series_windows_sum_to_the_points_totals(ring_network, warmup):
+    """Windows of the time series that make up the measurement window hold exactly the
+    packets, latency and generations of the row (fixed warm-up, and each point's own start
+    under the automatic warm-up, which falls on a window's edge)."""
+    spec = SimSpec(warmup=warmup, measure=1000, chunk=500, window=WINDOW, warmup_max=4000, record=("series",))
+    rows, _ = simulate_cfg(ring_network, {"name": "uniform"}, [(0.3, 1), (1.0, 2)], spec)
+    for row, (windows, packets, latency, generated) in zip(rows, _window_totals(rows, spec, ring_network)):
+        assert row["warmup_cycles"] % WINDOW == 0 and windows == spec.measure // WINDOW
+        assert packets == row["packets_consumed"] > 0
+        assert latency == pytest.approx(row["message_latency"], rel=1e-9)
+        assert generated == round(row["generated_load"] * spec.measure * ring_network.layout.servers
+                                  / ring_network.layout.router.packet_size)
+        assert np.all(row["record"]["queued"] >= 0) and np.all(row["record"]["in_network"] >= 0)
+
+
+def test_buffer_occupancy_sums_to_the_per_vc_occupancy(ring_network):
+    """The occupancy of every (port, VC) buffer (`sim.record: [links]`), summed over the ports,
+    is the rows' occupancy per VC; link utilisation per port averages to the row's."""
+    spec = SimSpec(warmup=300, measure=700, chunk=500, record=("links",))
+    rows, _ = simulate_cfg(ring_network, {"name": "uniform"}, [(0.5, 1), (1.0, 1)], spec)
+    in_ports = ring_network.layout.in_ports
+    for row in rows:
+        record = row["record"]
+        for kind in ("input", "output"):
+            per_vc = record[f"{kind}_occupancy"].sum(axis=(0, 1)) / in_ports
+            np.testing.assert_allclose(per_vc.round(4), row[f"{kind}_vc_occupancy"], atol=1e-4)
+        util = record["link_utilisation"]
+        assert np.isnan(util).sum() == (ring_network.topo.neighbor < 0).sum()
+        assert np.nanmean(util) == pytest.approx(row["link_util_mean"])
+    assert rows[1]["record"]["input_occupancy"].sum() > rows[0]["record"]["input_occupancy"].sum() > 0
+
+
+def test_automatic_warmup_finds_each_points_window_and_saturation(ring_network):
+    """Under sim.warmup=auto each point of a batch starts its window on its own, at a window's
+    edge, after at least four windows and at the latest at warmup_max; the saturated point
+    (accepted well below generated, queues full) is reported so, the light one not."""
+    spec = SimSpec(warmup="auto", measure=1000, chunk=500, window=WINDOW, warmup_max=5000)
+    rows, _ = simulate_cfg(ring_network, {"name": "uniform"}, [(0.2, 1), (1.0, 1)], spec)
+    light, heavy = rows
+    for row in rows:
+        assert 4 * WINDOW <= row["warmup_cycles"] <= spec.warmup_max and row["warmup_cycles"] % WINDOW == 0
+        assert row["cycles_simulated"] >= row["warmup_cycles"] + spec.measure
+    assert light["warmup_cycles"] < heavy["warmup_cycles"]
+    assert not light["saturated"] and heavy["saturated"]
+    assert heavy["accepted_load"] < 0.9 * heavy["generated_load"] + 1e-9 or heavy["missed_generations"] > 0
+
+
+def test_rows_and_records_do_not_depend_on_the_work_lists(ring_network):
+    """Every buffer or lists of buffers in use (heads asleep): the same rows and records (links,
+    series, automatic warm-up); lists that overflow are in tests/test_behaviour.py."""
+    lists = [[10**6]] * 6  # every ring: one compilation
+    base = dict(warmup="auto", measure=500, chunk=250, window=WINDOW, warmup_max=2000, record=("links", "series"))
+    every, _ = simulate_cfg(ring_network, {"name": "uniform"}, [(0.6, 4)], SimSpec(**base, active_lists=None))
+    listed, _ = simulate_cfg(ring_network, {"name": "uniform"}, [(0.6, 4)], SimSpec(**base, active_lists=lists))
+    a, b = every[0], listed[0]
+    for key in a["record"]:
+        np.testing.assert_array_equal(a["record"][key], b["record"][key], err_msg=key)
+    skip = {"record", "wall_s", "first_chunk_s"}
+    assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}

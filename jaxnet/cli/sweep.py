@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from jaxnet import build
 from jaxnet.cli.common import RunFailed
 from jaxnet.cli.experiment import resolve
-from jaxnet.results import collect, plots
+from jaxnet.results import collect, plots, records
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
 from jaxnet.sim.run import simulations_that_fit
 from jaxnet.sim.spec import SimSpec
@@ -44,6 +44,11 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     rows, damaged = read_rows(results)
     if damaged:
         log.warning("%d damaged row(s) of %s dropped: they are recomputed", damaged, results)
+    if spec.record:  # sim.record asks for each point's record file: points without one run again
+        kept = [r for r in rows if records.load(out_dir, [r])]
+        if len(kept) < len(rows):
+            log.info("%d point(s) of %s have no record file: they are simulated again", len(rows) - len(kept), results)
+        rows = kept
     todo = []
     for label, pattern in job["patterns"].items():
         cid = config_id(job, pattern)
@@ -70,8 +75,11 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     with tqdm(total=cycles * len(todo), unit="cycle", unit_scale=True, disable=not progress,
               desc=f"simulating {len(todo)} point(s)") as bar:
         for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
-            for place, (label, pattern, cid, _), row, buffers in zip(
+            for place, (label, pattern, cid, point), row, buffers in zip(
                     range(index * size, index * size + len(new_rows)), batches[index], new_rows, stuck):
+                if "record" in row:
+                    row["record_file"] = records.save(out_dir, label, point, row.pop("record"), window=spec.window,
+                                                      warmup_cycles=row["warmup_cycles"], measure=spec.measure)
                 finished[place] = decorate(row, job, cid, label, pattern)
                 if row["deadlock"]:
                     deadlocks.append(f"{label} load {row['offered_load']:g} seed {row['seed']} at cycle "
@@ -82,6 +90,9 @@ def run_sweep(config: dict, out_dir: Path, progress: bool = True, explicit: tupl
     rows += [finished[place] for place in sorted(finished)]
     for stale in Path(out_dir).glob("checkpoint-*.npz"):  # of sub-batches composed otherwise before a resume
         stale.unlink()
+    if spec.record:
+        formats = plots.check_formats((job.get("plot") or {}).get("formats", plots.DEFAULT_FORMATS))
+        records.figures(out_dir, rows, f"{network.topo.name}, routing={job['routing']['name']}", formats)
     if deadlocks:
         message = "deadlock watchdog fired: " + " | ".join(deadlocks)
         if not spec.allow_deadlock:

@@ -10,11 +10,15 @@ from typing import Sequence
 import numpy as np
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same directory and a rename."""
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write `content` (text or bytes) to `path` through a temporary file in the same
+    directory and a rename."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content)
     os.replace(tmp, path)
 
 

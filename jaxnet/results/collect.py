@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 
 from jaxnet.core.files import write_atomic
 from jaxnet.results import claims, labels, plots
-from jaxnet.results.table import NOT_RESULTS, read_rows, write_rows
+from jaxnet.results.table import NOT_RESULTS, read_rows, results_sim, write_rows
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel, output)
 _IGNORED = tuple(f"sim.{key}" for key in NOT_RESULTS["sim"]) + (
@@ -91,7 +91,10 @@ def _curve_config(row: Mapping) -> dict:
             out[key] = keep(value, dotted + ".") if isinstance(value, Mapping) else value
         return out
 
-    return keep(config_of(row), "")
+    config = keep(config_of(row), "")
+    if isinstance(config.get("sim"), Mapping):
+        config["sim"] = results_sim(config["sim"])
+    return config
 
 
 def _line_labels(experiment: Mapping, rows: Sequence[Mapping]) -> dict[str, str]:

@@ -290,3 +290,79 @@ def bars_figure(rows: Sequence[Mapping], path: Path, title: str, panel_key: str 
     """`build_bars` written to `path` in each format; returns the files."""
     return save(build_bars(rows, title, panel_key, group_key, bounds, labels, panel_titles, group_titles),
                 path, formats)
+
+
+def _point_label(row: Mapping) -> str:
+    return f"load {_num(row['offered_load']):g}, seed {row['seed']}"
+
+
+def build_series(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
+    """Time series of recorded points (`sim.record: [series]`): accepted load (top) and mean
+    message latency (bottom) per window against the cycle, a column per pattern, a line per
+    point, its measurement window shaded."""
+    plt = pyplot()
+    columns = list(dict.fromkeys(row["traffic"] for row, _ in recorded))
+    loads = sorted({_num(row["offered_load"]) for row, _ in recorded})
+    cmap = plt.cm.viridis
+    fig = plt.figure(figsize=(PANEL[0] * len(columns) + 1.6, 2 * PANEL[1] + 0.5), layout="constrained")
+    axes = fig.subplots(2, len(columns), squeeze=False, sharex="col")
+    for col, label in enumerate(columns):
+        top, bottom = axes[0, col], axes[1, col]
+        for row, arrays in recorded:
+            if row["traffic"] != label:
+                continue
+            colour = cmap(loads.index(_num(row["offered_load"])) / max(len(loads) - 1, 1) * 0.9)
+            width = float(arrays["cycle"][1] - arrays["cycle"][0]) if len(arrays["cycle"]) > 1 else 1.0
+            middle = arrays["cycle"] + width / 2
+            top.plot(middle, arrays["accepted_load"], lw=1.1, color=colour, label=_point_label(row))
+            bottom.plot(middle, arrays["latency"], lw=1.1, color=colour)
+            start = _num(row.get("warmup_cycles", row.get("warmup")))
+            if np.isfinite(start):
+                for ax in (top, bottom):
+                    ax.axvspan(start, start + _num(row["measure"]), color=colour, alpha=0.06, lw=0)
+        top.set_title(_wrap(label, PANEL[0], FONT), fontsize=FONT)
+        bottom.set_xlabel("cycle", fontsize=FONT)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=FONT - 1)
+            ax.grid(alpha=0.3)
+            ax.set_ylim(bottom=0)
+    axes[0, 0].set_ylabel("accepted load\n(phits/cycle/server)", fontsize=FONT)
+    axes[1, 0].set_ylabel("mean message latency\n(cycles)", fontsize=FONT)
+    handles, names = axes[0, -1].get_legend_handles_labels()
+    if handles:
+        axes[0, -1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                           fontsize=FONT - 1, frameon=False)
+    fig.suptitle(_wrap(title + "\n(shaded: each point's measurement window)", fig.get_size_inches()[0], FONT + 1),
+                 fontsize=FONT + 1)
+    return fig
+
+
+def build_links(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
+    """Per-port records of points (`sim.record: [links]`) as heatmaps, router by port, a
+    column per point: the utilisation of router-to-router links (top; blank: no link on that
+    port) and the mean packets waiting in each input port's buffers, its VCs summed (bottom;
+    the injection ports last), each row on one colour scale."""
+    plt = pyplot()
+    occupancy = [arrays["input_occupancy"].sum(axis=-1) for _, arrays in recorded]
+    rows_of = [("link_utilisation", "link utilisation\n(phits/cycle)", "magma",
+                [arrays["link_utilisation"] for _, arrays in recorded]),
+               ("input_occupancy", "packets waiting in\ninput buffers", "viridis", occupancy)]
+    cols = len(recorded)
+    fig = plt.figure(figsize=(1.8 * cols + 1.4, 2 * PANEL[1] * 1.2 + 0.6), layout="constrained")
+    axes = fig.subplots(2, cols, squeeze=False)
+    for r, (_, label, cmap, images) in enumerate(rows_of):
+        top = max(float(np.nanmax(image)) for image in images) or 1.0
+        for c, ((row, _), image) in enumerate(zip(recorded, images)):
+            ax = axes[r, c]
+            shown = ax.imshow(image, aspect="auto", interpolation="nearest", vmin=0, vmax=top, cmap=cmap)
+            ax.set_title(f"{_point_label(row)}\nmean {np.nanmean(image):.3f}, max {np.nanmax(image):.3f}",
+                         fontsize=FONT - 1)
+            ax.set_xlabel("port", fontsize=FONT)
+            ax.tick_params(labelsize=FONT - 1)
+            if c == 0:
+                ax.set_ylabel("router", fontsize=FONT)
+        bar = fig.colorbar(shown, ax=axes[r].tolist(), shrink=0.9)
+        bar.set_label(label, fontsize=FONT)
+        bar.ax.tick_params(labelsize=FONT - 1)
+    fig.suptitle(_wrap(title, fig.get_size_inches()[0], FONT + 1), fontsize=FONT + 1)
+    return fig

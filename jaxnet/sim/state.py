@@ -9,7 +9,8 @@ import jax.numpy as jnp
 from jaxnet.core.packets import N_FIELDS, N_QUEUE_FIELDS
 from jaxnet.sim.layout import Layout
 from jaxnet.sim.spec import MAX_DEPTH
-from jaxnet.sim.stats import Stats, empty_stats
+from jaxnet.sim.stats import Measurement, Stats, empty_stats
+from jaxnet.sim.window import Window, empty_window
 
 
 # A ring's three counters share one int32 word, first | taken << 10 | gone << 20, so that
@@ -93,6 +94,7 @@ class SimState(NamedTuple):
       (the packets inside routers are its sum).
     watchdog: Watchdog.
     stats: Stats.
+    window: Window: where the measurement window is.
     """
 
     cycle: jnp.ndarray
@@ -108,6 +110,7 @@ class SimState(NamedTuple):
     waiting: jnp.ndarray
     watchdog: Watchdog
     stats: Stats
+    window: Window
 
 
 def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
@@ -115,8 +118,9 @@ def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
                  jnp.zeros(n * depth, jnp.int32) if freed_later else None)
 
 
-def init_state(layout: Layout, key: jax.Array) -> SimState:
-    """Empty network at cycle 0; `key` seeds all random draws of this simulation."""
+def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measurement()) -> SimState:
+    """Empty network at cycle 0; `key` seeds all random draws of this simulation;
+    `measurement` what it counts beyond the usual statistics."""
     spec = layout.router
     s = layout.servers
     zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
@@ -133,5 +137,6 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         server_busy=zeros(s),
         waiting=jnp.zeros((2, layout.vcs), jnp.int32),
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
-        stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
+        stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops, measurement),
+        window=empty_window(),
     )

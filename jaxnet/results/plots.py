@@ -366,3 +366,74 @@ def build_links(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
         bar.ax.tick_params(labelsize=FONT - 1)
     fig.suptitle(_wrap(title, fig.get_size_inches()[0], FONT + 1), fontsize=FONT + 1)
     return fig
+
+
+def build_faults(rows: Sequence[Mapping], title: str, line_labels: Mapping[str, str], panel_of, panel_titles):
+    """Throughput against failed links: the maximum accepted load (the peak over the offered
+    loads of the mean over seeds) against the fraction of links failed (`failed_link_fraction`,
+    0 without faults), a line per experiment line, a panel per network family (`panel_of(row)`,
+    titled by `panel_titles`)."""
+    panels = defaultdict(list)
+    for row in rows:
+        panels[panel_of(row)].append(row)
+    names = [line_labels.get(line, line) for line in dict.fromkeys(r.get("line", "") for r in rows)]
+    cmap = pyplot().cm.tab10
+    colours = {name: cmap(i % cmap.N) for i, name in enumerate(dict.fromkeys([*line_labels.values(), *names]))}
+    fig, axes = _figure(len(panels), _columns(len(panels), 4), PANEL, names, True)
+    extent = []
+    for ax, (panel, members) in zip(axes.ravel(), panels.items()):
+        by_line = defaultdict(lambda: defaultdict(list))
+        for row in members:
+            by_line[row.get("line", "")][_num(row.get("failed_link_fraction", 0.0))].append(row)
+        for line, by_fraction in by_line.items():
+            fractions = sorted(by_fraction)
+            peaks = [peak_accepted(by_fraction[f]) for f in fractions]
+            extent += peaks
+            name = line_labels.get(line, line)
+            ax.plot(100 * np.asarray(fractions), peaks, marker="o", ms=3, lw=1.2, color=colours[name], label=name)
+        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.tick_params(labelsize=FONT - 1)
+        ax.grid(alpha=0.3)
+    _y_range(axes, extent, True)
+    _finish(fig, axes, len(panels), "links failed (%)", "maximum accepted load\n(phits/cycle/server)", title)
+    return fig
+
+
+COMPLETION = {  # figure -> (y column, y label): finite workloads (traffic=collective)
+    "completion": ("completion_cycles", "completion time (cycles)"),
+    "bandwidth": ("effective_bandwidth", "effective bandwidth\n(phits/cycle/server)"),
+}
+
+
+def build_completion(rows: Sequence[Mapping], kind: str, title: str, curve_labels: Mapping[str, str],
+                     panel_of, panel_titles: Mapping[str, str]):
+    """Finite workloads: completion time (or effective bandwidth, `kind` of COMPLETION) against
+    the packets each server sends, a panel per `panel_of(row)` (network and collective), a line
+    per curve, the seeds' range as a band; rows that did not complete are left out."""
+    y_key, y_label = COMPLETION[kind]
+    done = [r for r in rows if str(r.get("complete")) == "True"]
+    panels = defaultdict(list)
+    for row in done:
+        panels[panel_of(row)].append(row)
+    curves, names, colours = _order(done, curve_labels)
+    fig, axes = _figure(max(len(panels), 1), _columns(max(len(panels), 1), 4), PANEL,
+                        list(dict.fromkeys(names.values())), False)
+    for ax, (panel, members) in zip(axes.ravel(), panels.items()):
+        for curve in (c for c in curves if any(r["curve"] == c for r in members)):
+            by_size = defaultdict(list)
+            for row in members:
+                if row["curve"] == curve:
+                    by_size[_num(row["packets_per_server"])].append(_num(row[y_key]))
+            sizes = sorted(by_size)
+            values = [by_size[s] for s in sizes]
+            ax.plot(sizes, [np.mean(v) for v in values], marker="o", ms=3, lw=1.2, color=colours[curve],
+                    label=names[curve])
+            if any(len(v) > 1 for v in values):
+                ax.fill_between(sizes, [min(v) for v in values], [max(v) for v in values], alpha=0.2,
+                                color=colours[curve], lw=0)
+        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.tick_params(labelsize=FONT - 1)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+    _finish(fig, axes, max(len(panels), 1), "packets sent per server", y_label, title)
+    return fig

@@ -35,6 +35,11 @@ NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", 
 AUTO_WARMUP_KEYS = ("window", "warmup_tolerance", "warmup_max")
 
 
+def results_topology(topology: Mapping) -> dict:
+    """A `topology` config group without `faults: null` (no faults: as if the key were absent)."""
+    return {k: v for k, v in topology.items() if not (k == "faults" and v is None)}
+
+
 def results_sim(sim: Mapping) -> dict:
     """The keys of a `sim` config group that change results."""
     auto = sim.get("warmup") == "auto"
@@ -45,7 +50,7 @@ def config_id(config: Mapping, pattern: Mapping) -> str:
     """Short stable hash of what changes the results of a point: topology, routing, router,
     the traffic pattern and the cycles."""
     sim = results_sim(config["sim"])
-    blob = json.dumps({**{k: config[k] for k in ("topology", "routing", "router")},
+    blob = json.dumps({"topology": results_topology(config["topology"]), **{k: config[k] for k in ("routing", "router")},
                        "traffic": pattern, "sim": sim}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

@@ -325,9 +325,10 @@ def jain(x: np.ndarray) -> float:
 
 
 def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats,
-              deadlock_at: int, window=None) -> dict:
-    """One results row (DESIGN section 5) from one simulation's statistics and its
-    measurement window (`jaxnet.sim.window.Window`; host arrays)."""
+              deadlock_at: int, window=None, workload=None) -> dict:
+    """One results row (DESIGN section 5) from one simulation's statistics, its measurement
+    window (`jaxnet.sim.window.Window`) and its finite workload (`jaxnet.sim.workload.Workload`,
+    None for open-loop traffic; host arrays)."""
     size, servers = layout.router.packet_size, layout.servers
     per_server = size / measure  # packets in the window -> phits/cycle
     consumed = stats.consumed.astype(np.int64)
@@ -366,10 +367,24 @@ def summarize(topo, layout, measure: int, point: tuple[float, int], stats: Stats
         "no_route_events": int(wide_value(stats.no_route)),
         "deadlock": bool(deadlock_at >= 0),
         "deadlock_at": int(deadlock_at),
+        **({} if topo.failed_links is None else {
+            "failed_links": len(topo.failed_links),
+            "failed_link_fraction": len(topo.failed_links) / (len(topo.failed_links) + int((topo.neighbor >= 0).sum()) // 2)}),
+        **({} if workload is None else _completion(layout, stats, workload)),
         **({} if window is None else {
             "warmup_cycles": int(window.start),
             "saturated": saturated(accepted, attempted, missed, int(window.queued_start), int(window.queued_end))}),
     }
+
+
+def _completion(layout, stats: Stats, workload) -> dict:
+    """A finite workload's columns: whether it completed, when (the cycle its last packet
+    arrived, from cycle 0), its packets per server and the effective bandwidth: the phits each
+    server sent per cycle until completion (1 = its link's rate), NaN if not complete."""
+    done_at = int(workload.done_at)
+    sent = int(wide_value(stats.generated_all)) / layout.servers
+    return {"complete": done_at >= 0, "completion_cycles": done_at, "packets_per_server": sent,
+            "effective_bandwidth": sent * layout.router.packet_size / done_at if done_at > 0 else float("nan")}
 
 
 def saturated(accepted: float, attempted: float, missed: int, queued_start: int, queued_end: int) -> bool:

@@ -243,10 +243,15 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
     done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
     counted = events.to_server & in_window(done)
     counted_i = counted.astype(jnp.int32)
-    # last bin: longer than max; packets not counted go out of bounds (dropped), not onto bin 0
-    hop_bins = jnp.where(counted, jnp.minimum(sent[:, pk.HOPS], max_hops + 1), max_hops + 2)
+    # hops and latency of the packets counted as one scatter into a joint histogram (hop bins x
+    # latency bins), summed both ways: the hop histogram's last bin counts routes longer than
+    # max_hops; packets not counted go out of bounds (dropped), not onto bin 0
+    hop_bins = jnp.minimum(sent[:, pk.HOPS], max_hops + 1)
     latency = done - sent[:, pk.CREATED]
-    latency_bins = jnp.where(counted, latency_bin(latency), LATENCY_BINS)
+    joint_bins = (max_hops + 2) * LATENCY_BINS
+    joint = jnp.zeros(joint_bins, jnp.int32).at[
+        jnp.where(counted, hop_bins * LATENCY_BINS + latency_bin(latency), joint_bins)].add(1, mode="drop")
+    joint = joint.reshape(max_hops + 2, LATENCY_BINS)
     window_now = in_window(t)
     window_i = window_now.astype(jnp.int32)
 
@@ -262,8 +267,8 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
         consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * latency)),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
-        latency=wide_add(stats.latency, jnp.zeros(LATENCY_BINS, jnp.int32).at[latency_bins].add(1, mode="drop")),
-        hops=wide_add(stats.hops, jnp.zeros(max_hops + 2, jnp.int32).at[hop_bins].add(1, mode="drop")),
+        latency=wide_add(stats.latency, jnp.sum(joint, axis=0)),
+        hops=wide_add(stats.hops, jnp.sum(joint, axis=1)),
         link_packets=stats.link_packets.at[jnp.where(events.to_router & window_now, events.port, out_ports)].add(
             1, mode="drop"),
         input_occupancy=wide_add(stats.input_occupancy, events.waiting[0] * window_i),

@@ -190,9 +190,13 @@ def _sleeps(network: Network, lists: tuple) -> bool:
     return bool(lists) and heads_sleep(network.model)
 
 
-def measurement_of(network: Network, spec: SimSpec) -> Measurement:
-    """What a run of `spec` counts beyond the usual statistics (static; see `Measurement`)."""
+def measurement_of(network: Network, spec: SimSpec, params: Params | None = None) -> Measurement:
+    """What a run of `spec` counts beyond the usual statistics (static; see `Measurement`),
+    with the batch's traffic `params` (a finite workload's steps)."""
     layout = network.layout
+    program = None if params is None else params.traffic.program
+    require(program is None or not spec.auto_warmup, "sim.warmup", spec.warmup,
+            "a number of cycles with a finite workload (traffic=collective): it runs from cycle 0 to completion")
     if spec.auto_warmup:
         require(spec.window > layout.router.packet_size, "sim.window", spec.window,
                 f"more cycles than a packet's length ({layout.router.packet_size}) with sim.warmup=auto")
@@ -204,12 +208,15 @@ def measurement_of(network: Network, spec: SimSpec) -> Measurement:
     return Measurement(auto_warmup=spec.auto_warmup, tolerance=spec.warmup_tolerance,
                        warmup_max=spec.warmup_max, window=spec.window,
                        series=math.ceil(cycles / spec.window) if "series" in spec.record else 0,
-                       links="links" in spec.record)
+                       links="links" in spec.record, steps=0 if program is None else int(program.packets.shape[-1]))
 
 
 def _finished(state, spec: SimSpec, measurement: Measurement) -> bool:
     """Whether every simulation of the batch has finished what it measures before the run's
-    last cycle: under an automatic warm-up, its measurement window."""
+    last cycle: under an automatic warm-up, its measurement window; a finite workload, its
+    last packet."""
+    if measurement.steps:
+        return bool(np.all(np.asarray(jax.device_get(state.workload.done_at)) >= 0))
     if not measurement.auto_warmup:
         return False
     start, cycle = (np.asarray(x) for x in jax.device_get((state.window.start, state.cycle)))
@@ -232,7 +239,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     """
     n = len(points)
     batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
-    measurement = measurement_of(network, spec)
+    measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
     width = spec.resolved_vmap_width(network.layout)
@@ -267,13 +274,16 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
         report(spec.chunk * n)
     jax.block_until_ready(state)
     wall = time.perf_counter() - start
-    stats, window, deadlock_at, cycle = jax.device_get((state.stats, state.window, state.watchdog.deadlock_at,
-                                                        state.cycle))
+    stats, window, workload, deadlock_at, cycle = jax.device_get(
+        (state.stats, state.window, state.workload, state.watchdog.deadlock_at, state.cycle))
     rows = []
     for i in range(n):
-        point = jax.tree_util.tree_map(lambda a: a[i], (stats, window))
-        rows.append(summarize(network.topo, network.layout, spec.measure, points[i], point[0],
-                              int(deadlock_at[i]), point[1]))
+        point = jax.tree_util.tree_map(lambda a: a[i], (stats, window, workload))
+        # the window's cycles that ran; a finite workload's window ends when it completed
+        end = int(cycle[i]) if point[2] is None or point[2].done_at < 0 else int(point[2].done_at) + 1
+        measured = max(1, min(spec.measure, end - int(point[1].start)))
+        rows.append(summarize(network.topo, network.layout, measured, points[i], point[0],
+                              int(deadlock_at[i]), point[1], point[2]))
         if spec.record:
             rows[-1]["record"] = recordings(network.topo, network.layout, measurement, spec.measure, point[0],
                                             int(cycle[i]))
@@ -309,7 +319,7 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     JAX's persistent cache on, the program is stored there: other processes that simulate
     a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
     _, params, keys = _batch(network, traffic, points, spec, pad_to)
-    measurement = measurement_of(network, spec)
+    measurement = measurement_of(network, spec, params)
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
     state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
     tier = capacities.first(network.layout, lists, max(load for load, _ in points))

@@ -11,6 +11,7 @@ from jaxnet.sim.layout import Layout
 from jaxnet.sim.spec import MAX_DEPTH
 from jaxnet.sim.stats import Measurement, Stats, empty_stats
 from jaxnet.sim.window import Window, empty_window
+from jaxnet.sim.workload import Workload, empty_workload
 
 
 # A ring's three counters share one int32 word, first | taken << 10 | gone << 20, so that
@@ -95,6 +96,8 @@ class SimState(NamedTuple):
     watchdog: Watchdog.
     stats: Stats.
     window: Window: where the measurement window is.
+    workload: `jaxnet.sim.workload.Workload` of a finite workload, None for open-loop traffic.
+    Records (and queue entries) of finite workloads carry one more field, their step.
     """
 
     cycle: jnp.ndarray
@@ -111,6 +114,7 @@ class SimState(NamedTuple):
     watchdog: Watchdog
     stats: Stats
     window: Window
+    workload: Workload | None = None
 
 
 def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
@@ -124,12 +128,13 @@ def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measur
     spec = layout.router
     s = layout.servers
     zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
+    finite = int(measurement.steps > 0)  # a finite workload: records carry their step
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
-        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS),
-        outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS),
-        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS, freed_later=False),
+        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS + finite),
+        outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS + finite),
+        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS + finite, freed_later=False),
         in_busy=zeros(layout.in_vcs),
         out_held=zeros(layout.out_vcs),
         port_busy=zeros(layout.out_ports),
@@ -139,4 +144,5 @@ def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measur
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
         stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops, measurement),
         window=empty_window(),
+        workload=empty_workload(s, measurement.steps) if finite else None,
     )

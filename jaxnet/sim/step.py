@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxnet.sim import phases, window
+from jaxnet.sim import workload as workloads
 from jaxnet.sim.layout import Model
 from jaxnet.sim.route import route
 from jaxnet.sim.state import SimState, Watchdog
@@ -62,12 +63,17 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
     links, todo = work.links(model, todo, state.port_busy, kept, requests, filled, t)
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
         model, inputs, outputs, state.port_busy, state.port_rr, links, t)
-    generates = phases.generating(model, params.traffic, params.load, params.generate_until, seed, t)
+    program, workload = params.traffic.program, state.workload
+    if workload is None:
+        generates = phases.generating(model, params.traffic, params.load, params.generate_until, seed, t)
+    else:
+        generates = workloads.generating(program, workload, state.queue.taken, model.layout.router.source_queue,
+                                         params.generate_until, t)
     servers, todo = work.servers(model, todo, state.queue, state.server_busy, generates, t)
     inputs, queue, server_busy, injected = phases.inject(model, inputs, state.queue, state.server_busy, servers,
                                                          seed, t)
     queue, enqueued, missed = phases.generate(model, params.traffic, generates, queue, injected.queue_heads,
-                                              servers, seed, t)
+                                              servers, seed, t, workload)
     todo = work.next_cycle(model, todo, inputs, outputs, kept, requests, filled, sent, injected)
 
     waiting = phases.count_waiting(model, state.waiting, requests, granted, sent, injected)
@@ -80,12 +86,16 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
     start = window.start_of(state.window, measurement, params.warmup)
     stats = record(state.stats, events, t, size, model.layout.max_hops, start, params.measure, measurement.window)
     measured = window.advance(state.window, measurement, stats, events, t, size, params.warmup, params.measure)
+    if workload is not None:
+        drained = jnp.all(stats.generated_all == stats.consumed_all)
+        workload = workloads.advance(program, workload, servers.ids, enqueued, sent.records, sent.to_server, t, size,
+                                     params.load, drained)
     moved = jnp.any(granted) | jnp.any(sent.to_router | sent.to_server)
     watchdog = watch(state.watchdog, moved, jnp.sum(waiting), params.watchdog, t)
     return SimState(
         cycle=t + 1, seed=seed, inputs=inputs, outputs=outputs, queue=queue, in_busy=in_busy,
         out_held=out_held, port_busy=port_busy, port_rr=port_rr, server_busy=server_busy,
-        waiting=waiting, watchdog=watchdog, stats=stats, window=measured), todo
+        waiting=waiting, watchdog=watchdog, stats=stats, window=measured, workload=workload), todo
 
 
 def run_cycles(model: Model, work: Work, params: Params, state: SimState, sleep: Sleep | None, n_cycles: int,

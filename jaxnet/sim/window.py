@@ -8,9 +8,11 @@ window closes and it agrees with each of the two before, both in packets and in 
 latency (two windows back as well, so that a slow drift is not taken for a steady state),
 the measurement window starts with the next window. Two values agree when they differ by at
 most `sim.warmup_tolerance` of the larger one, or by at most NOISE standard errors of
-their difference (Poisson counts; the latencies' sample variance over the packets), which
-small networks need: there a window's counts vary by more than the tolerance at a steady
-state. The first window, which starts with an empty network, is never compared, so the
+their difference, which small networks need: there a window's counts vary by more than the
+tolerance at a steady state. A count's variance is taken as the count (Poisson), a mean
+latency's as its square over the packets (latencies with a coefficient of variation of one);
+both come from exact per-cycle integer sums, so they do not depend on which buffers a cycle
+visits. The first window, which starts with an empty network, is never compared, so the
 earliest start is after four windows. A point
 that is not stable by `sim.warmup_max` starts there. Each point of a batch finds its own
 start (the rows' `warmup_cycles`). A window closes `L` cycles (a packet's length) before its
@@ -34,8 +36,8 @@ class Window(NamedTuple):
     """Where the measurement window of one simulation is (all int32 [] unless said).
 
     start: first cycle of the measurement window (NEVER until an automatic warm-up ends).
-    sums: float32 [3] packets whose tail reached their server in the current window of the
-      automatic warm-up, and the sums of their message latencies and of their squares.
+    sums: float32 [2] packets whose tail reached their server in the current window of the
+      automatic warm-up, and the sum of their message latencies.
     previous: float32 [2, 2, 2] the two windows before (the last one first): their packets
       and mean latency (row 0) and the variances of those (row 1).
     closed: windows closed so far.
@@ -53,7 +55,7 @@ class Window(NamedTuple):
 
 def empty_window() -> Window:
     zero = jnp.int32(0)
-    return Window(jnp.int32(NEVER), jnp.zeros(3, jnp.float32), jnp.zeros((2, 2, 2), jnp.float32), zero, zero, zero)
+    return Window(jnp.int32(NEVER), jnp.zeros(2, jnp.float32), jnp.zeros((2, 2, 2), jnp.float32), zero, zero, zero)
 
 
 def start_of(window: Window, measurement: Measurement, warmup):
@@ -80,13 +82,11 @@ def _watch(window: Window, measurement: Measurement, events: Events, t, size: in
     count in the window their tail arrives in (t + size); a window closes when its last
     one has started."""
     consumed = events.to_server
-    latency = jnp.where(consumed, t + size - events.sent[:, pk.CREATED], 0).astype(jnp.float32)
-    sums = window.sums + jnp.stack([jnp.sum(consumed, dtype=jnp.int32).astype(jnp.float32), jnp.sum(latency),
-                                    jnp.sum(latency * latency)])
+    latency = jnp.sum(jnp.where(consumed, t + size - events.sent[:, pk.CREATED], 0))
+    sums = window.sums + jnp.stack([jnp.sum(consumed, dtype=jnp.int32), latency]).astype(jnp.float32)
     packets = sums[0]
     mean = sums[1] / jnp.maximum(packets, 1)
-    spread = jnp.maximum(sums[2] / jnp.maximum(packets, 1) - mean * mean, 0) / jnp.maximum(packets, 1)
-    now = jnp.stack([jnp.stack([packets, mean]), jnp.stack([packets, spread])])
+    now = jnp.stack([jnp.stack([packets, mean]), jnp.stack([packets, mean * mean / jnp.maximum(packets, 1)])])
     before = window.previous  # [2 windows, value | variance, packets | mean]
     allowed = jnp.maximum(measurement.tolerance * jnp.maximum(now[0], before[:, 0]),
                           NOISE * jnp.sqrt(now[1] + before[:, 1]))

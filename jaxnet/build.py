@@ -129,6 +129,8 @@ def check_faults(built: Network) -> None:
     candidate port (a corner: Polarized on irregular graphs, with or without faults) are
     logged: such packets wait there, counted in `no_route_events`."""
     scheme, topo = built.routing, built.topo
+    log.info("following every route of routing=%s on %s (%d router pairs): failed links", scheme.name, topo.name,
+             topo.n_routers * (topo.n_routers - 1))
     routes = explore_routes(built, draws=scheme.explore_draws)
     if len(routes.dangling):
         router, port, target = routes.dangling[0]

@@ -6,9 +6,11 @@
     python benchmarks/bench.py --suite points
     python benchmarks/bench.py --suite gpu     [--budget-s 300]
     python benchmarks/bench.py --suite memory
+    python benchmarks/bench.py --suite study   [--cycles 2000]
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
-         minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0.
+         minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0
+         (`--selection`, available_first by default, as the earlier runs).
 scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one process on
          one core and in one worker process per core (`sim.workers`), end to end, side by
          side, each job with a new, empty persistent compilation cache as the apps use one
@@ -26,6 +28,9 @@ gpu      first `backends_agree` (4 Hamming 4x4 points on the default device and 
          Dragonfly a=12 h=6 p=6 (876 routers, dragonfly_minimal) at batch 1, 8, 32, 128, 512,
          most important first (`gpu_cases`), as many as `--budget-s` allows, the JSON
          rewritten after each row; router-cycles/s, compile time, device memory.
+study    the Polarized paper's Figs 4-6 at paper scale as `jaxnet.run` runs them (6.5e9
+         router-cycles at 25,000 cycles a point; `--cycles` shortens every point): wall time,
+         router-cycles/s end to end, and each line's batch in steady state.
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.
@@ -101,12 +106,13 @@ class WarmedUp(NamedTuple):
     compile_s: float
 
 
-def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: int, *, chunk: int,
+def warmed_up(topology: dict, routing: dict, router: dict, load, batch: int, *, chunk: int,
               warmup_chunks: int = 3, vmap_width="auto", traffic="uniform", active_lists="auto",
               first_seed: int = 1) -> WarmedUp:
-    """A batch of `batch` points (seeds first_seed..) at `load`, run in chunks of `chunk`
-    cycles for at least `warmup_chunks` chunks after the first and until the capacities of
-    its lists stop changing (each new one compiles; at most MAX_WARMUP_CHUNKS)."""
+    """A batch of `batch` points (seeds first_seed..) at `load` (or the loads of a list, in
+    turn), run in chunks of `chunk` cycles for at least `warmup_chunks` chunks after the first
+    and until the capacities of its lists stop changing (each new one compiles; at most
+    MAX_WARMUP_CHUNKS)."""
     import jax
 
     from jaxnet import build
@@ -118,7 +124,8 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
     topo = build.topology(topology)
     network = build.network(topo, build.routing(routing), build.router(router))
     spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width, active_lists=active_lists)
-    points = [(load, seed) for seed in range(first_seed, first_seed + batch)]
+    loads = load if isinstance(load, (list, tuple)) else [load]
+    points = [(loads[i % len(loads)], seed) for i, seed in enumerate(range(first_seed, first_seed + batch))]
     params = batch_params([build.traffic({"name": traffic}, topo, 1)] * batch, points, spec, network.layout)
     keys = jax.numpy.stack([jax.random.PRNGKey(seed) for _, seed in points])
     params, keys = shard((params, keys), batch)
@@ -128,7 +135,7 @@ def warmed_up(topology: dict, routing: dict, router: dict, load: float, batch: i
     start, compiled = time.perf_counter(), len(COMPILATIONS)
     state, sleep = compiled_init(network.layout, bool(lists) and heads_sleep(network.model))(keys)
     state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists,
-                                             capacities.first(network.layout, lists, load))
+                                             capacities.first(network.layout, lists, max(loads)))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
     tiers, warm, previous = [tier, capacities.next_capacities(network.layout, lists, peak, tier, 0)], 0, peak
@@ -214,8 +221,8 @@ def suite_cpu(args):
                     rows.append({"routing": routing, "vcs": vcs, "load": load,
                                  "note": f"not a valid configuration: routing={routing} needs {needs} VCs on RRG 720"})
                     continue
-                rows.append(measure(RRG720, {"name": routing}, {"vcs": vcs}, load, 1, chunk=200,
-                                    chunks=args.chunks, repeats=args.repeats))
+                rows.append(measure(RRG720, {"name": routing}, {"vcs": vcs, "selection": args.selection}, load, 1,
+                                    chunk=200, chunks=args.chunks, repeats=args.repeats))
                 print(json.dumps(rows[-1]), flush=True)
     base = next(r["router_cycles_per_s"] for r in rows
                 if r.get("routing") == "minimal" and r.get("vcs") == 4 and r.get("load") == 0.5)
@@ -285,7 +292,7 @@ def suite_scaling(args):
     rows = []
     for workers in (1, len(cores)):
         with tempfile.TemporaryDirectory(prefix="jaxnet-xla-") as cache:  # as the apps run a job, from nothing
-            job = result(start(f"run_job({workers}, {args.cycles})", FIRST_CORE if workers == 1 else None,
+            job = result(start(f"run_job({workers}, {args.cycles or 4000})", FIRST_CORE if workers == 1 else None,
                                {"JAX_COMPILATION_CACHE_DIR": cache}))
         rows.append({"cores": 1 if workers == 1 else len(cores), **job})
         print(json.dumps(rows[-1]), flush=True)
@@ -344,7 +351,7 @@ def suite_points(args):
     """Each point in a fresh process pinned to one core, end to end through `simulate`."""
     rows = []
     for routing, vcs, load in (("minimal", 4, 0.1), ("minimal", 4, 0.5), ("minimal", 4, 1.0), ("polarized", 13, 0.5)):
-        rows.append(result(start(f"one_point({routing!r}, {vcs}, {load}, {args.cycles})", FIRST_CORE)))
+        rows.append(result(start(f"one_point({routing!r}, {vcs}, {load}, {args.cycles or 4000})", FIRST_CORE)))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -490,8 +497,57 @@ def suite_memory(args):
     return rows
 
 
+STUDY = ["+experiment=polarized/fig4,polarized/fig5,polarized/fig6", "scale=paper"]
+
+
+def suite_study(args):
+    """The Polarized paper's Figs 4-6 at paper scale as a user runs them (`jaxnet.run`, jobs
+    of one network batched together; `--cycles` shortens every point, e.g. on a CPU): wall
+    time, router-cycles/s end to end, and the steady-state rate of each line's batch (its
+    points' loads in turn, the batch as wide as the study's) for comparison."""
+    import jaxnet
+    from jaxnet.cli.experiment import compose_jobs
+    from jaxnet.cli.sweep import structure_key
+
+    overrides = STUDY + ([f"sim.warmup={args.cycles // 5}", f"sim.measure={args.cycles - args.cycles // 5}"]
+                         if args.cycles else [])
+    jobs = compose_jobs(overrides)
+    groups = {}
+    for job in jobs:
+        groups.setdefault(structure_key(job), []).append(job)
+    with tempfile.TemporaryDirectory(prefix="jaxnet-study-") as out:
+        start = time.perf_counter()
+        rows = jaxnet.run(overrides, out_dir=out, progress=True)
+        wall = time.perf_counter() - start
+    from jaxnet import build
+
+    routers = {}
+    for members in groups.values():
+        network = build.network_of(members[0])  # from the network cache the study filled
+        routers[network.topo.name] = network.topo.n_routers
+    simulated = {(row["config_id"], row["offered_load"], row["seed"]): row for row in rows}
+    router_cycles = sum(int(row["cycles_simulated"]) * routers[row["topology_name"]] for row in simulated.values())
+    report = [{"study": " ".join(overrides), "jobs": len(jobs), "batches": len(groups), "points": len(simulated),
+               "wall_s": round(wall, 1), "router_cycles": router_cycles,
+               "router_cycles_per_s_end_to_end": round(router_cycles / wall)}]
+    print(json.dumps(report[-1]), flush=True)
+    for members in groups.values():
+        job = members[0]
+        loads = sorted({float(x) for m in members for x in m["sim"]["loads"]})
+        batch = len({(float(x), int(s), label) for m in members for x in m["sim"]["loads"] for s in m["sim"]["seeds"]
+                     for label in m["patterns"]})
+        row = measure(job["topology"], job["routing"], job["router"], loads, batch, chunk=200, chunks=args.chunks,
+                      repeats=args.repeats)
+        report.append({"steady_state": job["line"], **row})
+        print(json.dumps(report[-1]), flush=True)
+    steady = sum(r["router_cycles_per_s"] for r in report[1:]) / max(1, len(report) - 1)
+    report[0]["router_cycles_per_s_steady_mean"] = round(steady)
+    report[0]["end_to_end_over_steady"] = round(report[0]["router_cycles_per_s_end_to_end"] / steady, 3)
+    return report
+
+
 SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
-          "gpu": suite_gpu, "memory": suite_memory}
+          "gpu": suite_gpu, "memory": suite_memory, "study": suite_study}
 
 
 def engine_commit() -> str | None:
@@ -529,12 +585,15 @@ def main():
     parser.add_argument("--out", default=None, help="JSON file (default outputs/bench/<suite>.json)")
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--cycles", type=int, default=4000, help="cycles per point (--suite scaling, points)")
+    parser.add_argument("--cycles", type=int, default=None,
+                        help="cycles per point (--suite scaling, points: default 4000; study: the paper's)")
+    parser.add_argument("--selection", default="available_first",
+                        help="router.selection of --suite cpu (available_first: comparable with earlier runs)")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="--suite gpu: start no new case after this many seconds (a lease's time)")
     args = parser.parse_args()
     for name in ("chunks", "repeats", "cycles"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
     if args.budget_s is not None and args.budget_s <= 0:
         parser.error(f"--budget-s {args.budget_s}: must be a positive number of seconds")

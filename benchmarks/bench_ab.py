@@ -54,7 +54,7 @@ if core != "-":
 import bench, jaxnet
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
-row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"]}, case["load"],
+row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": "available_first"}, case["load"],
                     case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"])
 print(json.dumps(row))
 """
@@ -75,7 +75,7 @@ if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.se
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
 if not hasattr(bench, "window"):
     raise SystemExit(f"the benchmarks under {root} predate bench.window: use --mode alternate or side-by-side")
-warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"]}, case["load"],
+warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": "available_first"}, case["load"],
                        case["batch"], chunk=case["chunk"])
 cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
 print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)

@@ -9,18 +9,33 @@ mappings Hydra composes from `conf/`) into what the engine takes.
     network(topo, routing, router)  Network: tables built, the VC policy resolved, `vcs: auto`
                         sized from the exact longest route, deadlock freedom checked (on a
                         topology with failed links also every route followed: `check_faults`)
-    network_of(config)  Network of a whole config (its topology, routing and router groups)
+    network_of(config)  Network of a whole config (its topology, routing and router groups),
+                        from the network cache when it was built before
 
 Every function refuses bad input with one line naming the parameter, the value and what
-is allowed. The defaults of `router()` and `sim()` for keys a mapping leaves out are the
-dataclasses' own; the apps always pass the full groups of `conf/`.
+is allowed. Keys a mapping leaves out take the config files' defaults (conf/<group>/<name>.yaml,
+conf/router/default.yaml, conf/sim/default.yaml), as on the command line.
+
+The network cache: building a network (an RRG medoid of many samples, path sets, routing
+tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
+`network_of` keeps what it built in JAXNET_NETWORK_CACHE (default ~/.cache/jaxnet/networks;
+`off`: none), keyed by the three config groups, the contents of any file they name, and
+jaxnet's own source: a changed config or a changed jaxnet builds anew.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import json
 import logging
+import os
+import pickle
+import time
+from pathlib import Path
 from typing import Mapping
 
+from jaxnet.core.files import write_atomic_bytes
 from jaxnet.core.registry import closest
 from jaxnet.core.validate import require
 from jaxnet.paths.deadlock import channel_dependency_graph, find_deadlock_cycle
@@ -33,23 +48,37 @@ from jaxnet.topology.cartesian import port_rings
 from jaxnet.traffic import TrafficTable, build_traffic
 
 log = logging.getLogger("jaxnet")
+# The Hydra config groups (at the top of the checkout: install jaxnet in editable mode).
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 # `router.vcs: auto` follows every route of a scheme whose routes the static bound only
 # bounds up to this many routers (the route explorer); above it the bound is used.
 EXPLORE_UP_TO = 128
 
 
+def defaults(group: str, cfg: Mapping) -> dict:
+    """`cfg` over the defaults of its config file: conf/<group>/<name>.yaml for a group whose
+    entries are named (topology, routing, traffic), else conf/<group>/default.yaml."""
+    import yaml
+
+    require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
+    name = cfg.get("name", "default") if group in ("topology", "routing", "traffic") else "default"
+    path = CONF_DIR / group / f"{name}.yaml"
+    return {**(yaml.safe_load(path.read_text()) or {} if path.is_file() else {}), **cfg}
+
+
 def topology(cfg: Mapping) -> Topology:
-    """The `topology` group, with its `faults` (failed links) removed."""
-    return build_topology(cfg)
+    """The `topology` group over its config file's defaults, with its `faults` (failed
+    links) removed."""
+    return build_topology(defaults("topology", cfg))
 
 
 def routing(cfg: Mapping) -> RoutingScheme:
-    return build_routing(cfg)
+    return build_routing(defaults("routing", cfg))
 
 
 def traffic(cfg: Mapping, topo: Topology, seed: int) -> TrafficTable:
-    return build_traffic(cfg, topo, seed)
+    return build_traffic(defaults("traffic", cfg), topo, seed)
 
 
 def _fields(cls, group: str, cfg: Mapping) -> dict:
@@ -64,7 +93,7 @@ def _fields(cls, group: str, cfg: Mapping) -> dict:
 
 def router(cfg: Mapping) -> RouterSpec:
     """The `router` group; `link_latency` may be a number or a map {link class: cycles}."""
-    values = _fields(RouterSpec, "router", cfg)
+    values = _fields(RouterSpec, "router", defaults("router", cfg))
     latency = values.get("link_latency", 1)
     if isinstance(latency, Mapping):
         values["link_latency"] = tuple(sorted((str(k), v) for k, v in latency.items()))
@@ -73,7 +102,7 @@ def router(cfg: Mapping) -> RouterSpec:
 
 def sim(cfg: Mapping) -> SimSpec:
     """The `sim` group; `loads` and `seeds` are non-empty lists (duplicates merged)."""
-    values = _fields(SimSpec, "sim", cfg)
+    values = _fields(SimSpec, "sim", defaults("sim", cfg))
     for key in ("loads", "seeds"):
         if key in values:
             grid = values[key]
@@ -93,6 +122,8 @@ def network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> N
 
 def _network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> Network:
     require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
+    if router_spec.selection == "auto":
+        router_spec = dataclasses.replace(router_spec, selection=scheme.selection)
     tables = scheme.build_tables(topo)
     max_hops = int(scheme.max_hops(topo, tables))
     policy = vc_policy.resolve(router_spec.vc_policy, scheme, router_spec.flow_control)
@@ -117,8 +148,59 @@ def _network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> 
 
 
 def network_of(config: Mapping) -> Network:
-    """The network of a config's `topology`, `routing` and `router` groups."""
-    return network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+    """The network of a config's `topology`, `routing` and `router` groups, from the network
+    cache when it holds it (see the module docstring)."""
+    path = _cache_path(config)
+    if path is not None and path.is_file():
+        try:
+            built = pickle.loads(path.read_bytes())
+            log.info("network from the cache: %s", path)
+            return built
+        except Exception:  # noqa: BLE001 (a damaged or foreign entry is rebuilt)
+            log.warning("network cache entry %s unreadable: building the network again", path)
+    start = time.perf_counter()
+    built = network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+    if path is not None:
+        try:
+            write_atomic_bytes(path, pickle.dumps(built))
+            log.info("network built in %.1f s, cached in %s", time.perf_counter() - start, path)
+        except OSError as err:
+            log.warning("network cache %s not written (%s)", path, err)
+    return built
+
+
+def _cache_path(config: Mapping) -> Path | None:
+    """Where the network of `config` is cached, or None with the cache off."""
+    where = os.environ.get("JAXNET_NETWORK_CACHE", "")
+    if where == "off":
+        return None
+    groups = {key: config[key] for key in ("topology", "routing", "router")}
+    files = {value: _file_digest(value) for value in _strings(groups) if os.path.isfile(value)}
+    blob = json.dumps([groups, files, _source_digest()], sort_keys=True, default=str)
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(where or home / "jaxnet" / "networks") / f"{hashlib.sha256(blob.encode()).hexdigest()[:24]}.pkl"
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """A digest of jaxnet's source: any change to the code builds networks anew."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + source.read_bytes())
+    return digest.hexdigest()
 
 
 def check_faults(built: Network) -> None:

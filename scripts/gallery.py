@@ -50,9 +50,6 @@ SCRIPTS = {
         "Globally balanced paths, Table 1 and Figures 1-2 (DF114; PF307, DF510 and SF722 take hours: docs/balanced_paths.md)",
         ["python", "scripts/reproduce_gbamcf.py", "--networks", "DF114", "--optax"], "outputs/gbamcf",
         ["table1.md"], ["DF114_figure1.png", "DF114_figure2.png"]),
-    "balanced_paths_weights_sim": (
-        "Balanced paths: uniform vs LP vs Optax path weights, simulated on DF114 (k = 4 multi-MCF cyclic)",
-        ["python", "scripts/compare_path_weights.py"], "outputs/path_weights_sim", [], ["curves.png"]),
     "angara_table2": (
         "Angara routing tables, Table 2 (4x2x2x2 and its subsystems) and Figure 5 (random tori)",
         ["python", "scripts/reproduce_angara.py"], "outputs/angara", ["table2.md"], ["figure5.png"]),

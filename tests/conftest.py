@@ -19,6 +19,8 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ  # made here (the xdist workers inherit it)
 if _OWN_CACHE:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxnet-tests-xla-")
+    # built networks likewise: one cache per session, none left in the user's
+    os.environ.setdefault("JAXNET_NETWORK_CACHE", os.path.join(os.environ["JAX_COMPILATION_CACHE_DIR"], "networks"))
 
 import absl.logging  # noqa: E402 (after the cache directory is set)
 import jax

@@ -26,7 +26,9 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "behaviour_rows.json"
 RECORD = os.environ.get("JAXNET_RECORD_BEHAVIOUR") == "1"
 # how and where a row was simulated, not what: left out of the comparison
-TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated", "topology_name"}
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated", "topology_name",
+               # provenance: what `auto` resolved to and how the batch ran (the rows pin the results)
+               "vcs", "vc_policy", "selection", "vmap_width", "work_lists"}
 
 TORUS = {"name": "torus", "sides": [4, 4], "servers_per_router": 2}
 HAMMING = {"name": "hamming", "sides": [4, 4], "servers_per_router": 2}

@@ -17,12 +17,17 @@ from jaxnet.cli.common import CONF_DIR
 from jaxnet.cli.experiment import sweep_jobs
 from jaxnet.results import claims, collect
 
+# the experiments whose claims are a paper's (the fidelity experiments' are the reference simulator's)
 EXPERIMENTS = sorted(str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix(""))
-                     for p in Path(CONF_DIR).glob("experiment/*/fig*.yaml"))
+                     for p in Path(CONF_DIR).glob("experiment/*/*.yaml")
+                     if p.parent.name != "fidelity" and "\nexperiment:" in p.read_text()
+                     and "\n  name: " in p.read_text())
 # the papers' texts (not part of the repository): set JAXNET_PAPERS to check the quotes
 PAPERS = Path(os.environ.get("JAXNET_PAPERS", "/work/shared/papers"))
 PAPER_FILES = {"Polarized routing": "polarized-routing.md", "Ant Mill": "ant-mill-adversarial-traffic.md",
-               "Restricted Valiant": "restricted-valiant-recomputation.md"}
+               "Restricted Valiant": "restricted-valiant-recomputation.md",
+               "Globally balanced paths": "globally-balanced-paths-gbamcf.md",
+               "Angara routing tables": "angara-torus-routing-tables.md"}
 
 
 def _claim(relation, paper, tolerance=None, expression="peak(line='a')", **extra):

@@ -12,7 +12,7 @@ from conftest import count_compilations, make_network, simulate_cfg
 from jaxnet.sim.spec import LISTED, SimSpec
 from jaxnet.sim.stats import wide_value
 
-TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated"}
+TIMING_KEYS = {"wall_s", "first_chunk_s", "batch", "device", "devices", "cycles_simulated", "vmap_width", "work_lists"}
 
 
 def _only(router_from, router_to, n_routers):

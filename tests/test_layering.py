@@ -1,5 +1,5 @@
 """Data flows one way: config -> topology -> traffic / paths -> routing -> engine -> build,
-results -> apps. A module may import its own layer and the layers below, never one above;
+results -> tune -> apps. A module may import its own layer and the layers below, never one above;
 registries list their entries explicitly; the engine takes built objects only; code quotes
 no measurements."""
 import ast
@@ -12,7 +12,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxnet"
 LAYERS = {"core": 0, "topology": 1, "traffic": 2, "paths": 2, "routing": 3, "sim": 4,
-          "build": 5, "results": 5, "cli": 6}
+          "build": 5, "results": 5, "tune": 6, "cli": 7, "api": 8}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 # What the engine may take from the packages below it: records and interfaces, no builders.
 ENGINE_MAY_IMPORT = {"jaxnet.routing.base", "jaxnet.topology.base", "jaxnet.traffic.base",

@@ -19,8 +19,9 @@ LOADS = "sim.loads=[0.2,0.6,1.0]"
 
 @pytest.fixture(scope="module")
 def plain_rows():
-    """Rows of four plain runs: Polarized in both selection orders, 8-KSP, Valiant with 4 VCs."""
-    jobs = [plain_job("routing=polarized", "router.selection=best_first", LOADS),
+    """Rows of four plain runs: Polarized in both selection orders (its default, auto, is
+    best_first), 8-KSP, Valiant with 4 VCs."""
+    jobs = [plain_job("routing=polarized", "router.selection=available_first", LOADS),
             plain_job("routing=polarized", LOADS), plain_job("routing=ksp", LOADS),
             plain_job("routing=valiant", "router.vcs=4", LOADS)]
     return rows_of_jobs(jobs)
@@ -62,7 +63,7 @@ def test_curve_labels_name_the_routing_and_only_what_tells_curves_apart():
 
 def test_plain_runs_get_readable_distinct_labels(plain_rows):
     names = collect.assign_curves(plain_rows, "traffic")
-    assert list(names.values()) == ["Polarized (best first)", "Polarized (available first)", "8-KSP", "Valiant"]
+    assert list(names.values()) == ["Polarized (available first)", "Polarized (best first)", "8-KSP", "Valiant"]
     assert not any("=" in name or "strong" in name or "base" in name for name in names.values())
 
 

@@ -108,7 +108,8 @@ def test_polarized_corners_are_counted_not_fatal():
     packet waits for good: every such head-cycle is counted, every other packet is
     delivered, and only once nothing else moves does the watchdog report the stuck ones."""
     topo = from_graph(nx.path_graph(5), "path5", 1)
-    network = build.network(topo, build_routing({"name": "polarized"}), RouterSpec(vcs=13))
+    # available_first: a head takes any free candidate, so some walk into the corner
+    network = build.network(topo, build_routing({"name": "polarized"}), RouterSpec(vcs=13, selection="available_first"))
     assert explore_routes(network).corners > 0
     spec = SimSpec(warmup=0, measure=3000, chunk=1000, generate_until=1000, watchdog=300)
     rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.5, 1)], spec)

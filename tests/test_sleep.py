@@ -20,7 +20,7 @@ CASES = {
     "minimal_rrg": ({"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3},
                     {"name": "minimal"}, {}, "uniform"),
     "polarized_hamming": ({"name": "hamming", "sides": [4, 4], "servers_per_router": 3},
-                          {"name": "polarized"}, {}, "server_permutation"),
+                          {"name": "polarized"}, {"selection": "available_first"}, "server_permutation"),
     "dor_bubble_torus": ({"name": "torus", "sides": [4, 4], "servers_per_router": 2},
                          {"name": "dor"}, {"flow_control": "bubble", "vcs": 1}, "tornado"),
     "valiant_dragonfly_injection": ({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2},

@@ -26,7 +26,8 @@ from jaxnet.traffic import tables_for_points
 
 TINY = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router=2", "sim.seeds=[1]",
         "sim.warmup=50", "sim.measure=150", "sim.chunk=100"]
-RESULTS_ONLY = ("wall_s", "first_chunk_s", "batch", "date", "row_sha")  # columns that differ between runs
+# columns that say how a run went, and differ between runs of the same points
+RESULTS_ONLY = ("wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "workers", "work_lists", "date", "row_sha")
 
 
 def _rows(directory):
@@ -244,7 +245,8 @@ def test_a_deadlock_fails_the_run_naming_the_cycle_and_stuck_buffers(tmp_path):
     rest drained the watchdog fires; the run keeps its row and exits 3 with one line."""
     graph = tmp_path / "path.edgelist"
     nx.write_edgelist(nx.path_graph(5), graph, data=False)
-    overrides = ["topology=file", f"topology.path={graph}", "routing=polarized", "sim.loads=[0.5]",
+    overrides = ["topology=file", f"topology.path={graph}", "routing=polarized", "router.selection=available_first",
+                 "sim.loads=[0.5]",
                  "sim.warmup=0", "sim.measure=3000", "sim.chunk=1000", "sim.generate_until=1000",
                  "sim.watchdog=300"]
     code, stderr = run_app(simulate_app, tmp_path / "run", *overrides)

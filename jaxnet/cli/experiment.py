@@ -19,6 +19,8 @@ An experiment file sets the top-level keys `scale` (small | paper), `line` and `
                           a job runs in the same batch as its loads and seeds
       scales              small | paper -> {router: {...}, sim: {...}, topology: {...}}
       bounds              analytic lines: {value, label, panel?, traffic?, scale?}
+      summary             {reference: a line, fractions: [0.5, 0.8]}: summary.md, peak accepted
+                          load and latency at those fractions of the reference's peak
       claims              the paper's statements: {claim, source, quote, paper, relation,
                           tolerance?, scale?, cause?, jaxnet: an expression over peak(),
                           accepted(), hops(), latency(), jain()} (jaxnet.results.claims);
@@ -30,11 +32,13 @@ and keys given on the command line (`sim.loads=[0.3,0.7]`) win over the experime
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 from typing import Mapping, Sequence
 
 from jaxnet.core.validate import require
+from jaxnet.tune import fill_demand
 
 SCALES = ("small", "paper")
 REPLACED = ("topology", "routing", "traffic")  # groups an experiment replaces whole
@@ -82,6 +86,8 @@ def resolve(config: dict, explicit: tuple[str, ...] = ()) -> dict:
         value = _get(config, key)
         if value is not KeyError and not key.startswith(("experiment", "hydra")):
             _set(out, key, value)
+    # routing tables that follow the run's traffic (a `table` scheme's null demand) say so
+    out["routing"] = fill_demand(out["routing"], out["patterns"], out["sim"]["seeds"])
     return out
 
 
@@ -122,40 +128,58 @@ def _resolve(config: dict) -> dict:
 
 
 def sweep_jobs(name: str, scale: str = "small", overrides: Sequence[str] = ()) -> list[dict]:
-    """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs, one per
-    combination of the experiment's sweeper params (jobs a line skips are left out). As on the
-    command line, a sweep among the overrides (`line=minimal,polarized`) replaces the
-    experiment's own for that key, and the keys overridden keep their values (`resolve`)."""
+    """The resolved jobs `jaxnet -m +experiment=<name> scale=<scale> [overrides]` runs
+    (`compose_jobs`)."""
+    return compose_jobs([f"+experiment={name}", f"scale={scale}", *overrides])
+
+
+def compose_jobs(overrides: Sequence[str] = ()) -> list[dict]:
+    """The resolved jobs `jaxnet -m [overrides]` runs (`job_overrides`), composed from conf/
+    as Hydra composes them; jobs a line skips (`NotApplicable`) are left out."""
     from hydra import compose, initialize_config_dir
-    from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict
+
+    from jaxnet.cli.common import CONF_DIR, keys_of
+
+    jobs = []
+    with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
+        for job in job_overrides(overrides):
+            cfg = compose(config_name="config", overrides=job)
+            with open_dict(cfg):
+                cfg.pop("hydra", None)
+            try:
+                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True), keys_of(job)))
+            except NotApplicable:
+                continue
+    return jobs
+
+
+def job_overrides(overrides: Sequence[str] = ()) -> list[list[str]]:
+    """The override list of every job `jaxnet -m [overrides]` runs: one per combination of the
+    swept values (`routing=minimal,valiant`), each expanded by its experiment's own sweep
+    (`hydra.sweeper.params`: lines, networks) for the keys the overrides do not set, so that
+    `+experiment=polarized/fig4,polarized/fig5` runs every line of both figures. A sweep
+    among the overrides (`line=minimal,polarized`) replaces the experiment's own for that
+    key."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from jaxnet.cli.common import CONF_DIR
 
-    parser = OverridesParser.create()
-    parsed = parser.parse_overrides(list(overrides))
-    swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed if o.is_sweep_override()}
-    base = [f"+experiment={name}", f"scale={scale}", *(o.input_line for o in parsed if not o.is_sweep_override())]
-    explicit = tuple(o.key_or_group for o in parsed if not o.key_or_group.startswith("hydra"))
-    with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
-        composed = compose(config_name="config", overrides=base, return_hydra_config=True)
-        choices = {**{k: str(v).split(",") for k, v in composed.hydra.sweeper.params.items()}, **swept}
-        keys = list(choices)
-        with open_dict(composed):
-            del composed["hydra"]
-        # plain values (line, network) are set on the composed config, as an override would;
-        # config groups need a compose per job (each compose re-reads every YAML file)
-        plain = all(k.isidentifier() and not OmegaConf.is_config(OmegaConf.select(composed, k)) for k in keys)
-        jobs = []
-        for values in itertools.product(*(choices[k] for k in keys)):
-            if plain:
-                cfg = copy.deepcopy(composed)
-                for key, value in zip(keys, values):
-                    OmegaConf.update(cfg, key, parser.parse_override(f"{key}={value}").value())
-            else:
-                cfg = compose(config_name="config", overrides=base + [f"{k}={v}" for k, v in zip(keys, values)])
-            try:
-                jobs.append(resolve(OmegaConf.to_container(cfg, resolve=True), explicit))
-            except NotApplicable:
-                continue
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    base = [o.input_line for o in parsed if not o.is_sweep_override()]
+    swept = [[f"{o.get_key_element()}={value}" for value in o.sweep_string_iterator()]
+             for o in parsed if o.is_sweep_override()]
+    given = {o.key_or_group for o in parsed}
+    outer = GlobalHydra.instance().is_initialized()
+    context = contextlib.nullcontext() if outer else initialize_config_dir(config_dir=CONF_DIR, version_base=None)
+    jobs = []
+    with context:
+        for combination in itertools.product(*swept):
+            job = [*base, *combination]
+            params = compose(config_name="config", overrides=job, return_hydra_config=True).hydra.sweeper.params or {}
+            own = [[f"{key}={value}" for value in str(values).split(",")]
+                   for key, values in params.items() if key not in given]
+            jobs += [[*job, *extra] for extra in itertools.product(*own)]
     return jobs

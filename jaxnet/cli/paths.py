@@ -20,13 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
-    CONF_DIR,
-    friendly_errors,
+    hydra_app,
     print_report,
     require_format,
     run_dir,
@@ -48,8 +46,7 @@ from jaxnet.topology import build_topology
 from jaxnet.traffic import PATTERNS, build_traffic
 
 
-@hydra.main(config_path=CONF_DIR, config_name="paths", version_base=None)
-@friendly_errors
+@hydra_app("jaxnet-paths", "paths")
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
     formats = plots.check_formats(OmegaConf.select(cfg, "plot.formats", default=plots.DEFAULT_FORMATS))

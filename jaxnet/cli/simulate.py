@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import logging
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import CONF_DIR, command_line_keys, friendly_errors, run_dir
+from jaxnet.cli.common import command_line_keys, hydra_app, run_dir
 from jaxnet.cli.experiment import NotApplicable
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import collect, plots
@@ -21,8 +20,7 @@ from jaxnet.results import collect, plots
 log = logging.getLogger("jaxnet")
 
 
-@hydra.main(config_path=CONF_DIR, config_name="config", version_base=None)
-@friendly_errors
+@hydra_app("jaxnet", "config", experiments=True)
 def main(cfg: DictConfig) -> None:
     config = OmegaConf.to_container(cfg, resolve=True)
     formats = plots.check_formats((config.get("plot") or {}).get("formats", plots.DEFAULT_FORMATS))

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 
-import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
-    CONF_DIR,
-    friendly_errors,
+    hydra_app,
     print_report,
     require_format,
     run_dir,
@@ -33,8 +31,7 @@ from jaxnet.paths.torus_tables import (
 from jaxnet.topology import build_topology
 
 
-@hydra.main(config_path=CONF_DIR, config_name="tables", version_base=None)
-@friendly_errors
+@hydra_app("jaxnet-tables", "tables")
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
     topology = OmegaConf.to_container(cfg.topology, resolve=True)

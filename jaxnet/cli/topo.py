@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
-    CONF_DIR,
-    friendly_errors,
+    hydra_app,
     print_report,
     require_format,
     run_dir,
@@ -25,8 +23,7 @@ from jaxnet.topology import build_topology
 from jaxnet.topology.export import export_topology
 
 
-@hydra.main(config_path=CONF_DIR, config_name="topo", version_base=None)
-@friendly_errors
+@hydra_app("jaxnet-topo", "topo")
 def main(cfg: DictConfig) -> None:
     require_format(cfg)
     topo = build_topology(OmegaConf.to_container(cfg.topology, resolve=True))

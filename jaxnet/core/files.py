@@ -1,8 +1,10 @@
-"""Files: atomic writing (readers see the old or the new content, never a partial file) and
-reading user-given array files with one clear error naming the parameter."""
+"""Files: atomic writing (readers see the old or the new content, never a partial file),
+checking that a directory can be written before work is done for it, and reading
+user-given array files with one clear error naming the parameter."""
 from __future__ import annotations
 
 import os
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
@@ -10,16 +12,32 @@ from typing import Sequence
 import numpy as np
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write `content` (text or bytes) to `path` through a temporary file in the same
-    directory and a rename."""
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same directory and a rename."""
+    write_atomic_bytes(path, text.encode())
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """`write_atomic` for bytes; the directory is created if missing."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    if isinstance(content, bytes):
-        tmp.write_bytes(content)
-    else:
-        tmp.write_text(content)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def require_writable(directory: Path, parameter: str) -> None:
+    """A `ValueError` naming the parameter unless a file can be created in `directory`
+    (created if missing): tried for real, as permissions alone do not tell (root, read-only
+    file systems, full disks)."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as err:
+        raise ValueError(f"{parameter}={str(directory)!r} is invalid: not a writable directory "
+                         f"({type(err).__name__}: {err.strerror or err})") from None
 
 
 def load_arrays(path, parameter: str, required: Sequence[str] = (), what: str = "an .npz file") -> dict:

@@ -19,10 +19,20 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def require_int(value: Any, parameter: str, minimum: int, maximum: int | None = None) -> int:
-    """`value` as an int in [minimum, maximum], or a `ValueError` naming the parameter."""
+def is_number_text(text: str) -> bool:
+    """True when `text` reads as a number (`float(text)` succeeds)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def require_int(value: Any, parameter: str, minimum: int, maximum: int | None = None, why: str = "") -> int:
+    """`value` as an int in [minimum, maximum], or a `ValueError` naming the parameter (and
+    `why` the limit is there)."""
     allowed = (f"must be an integer >= {minimum}" if maximum is None
-               else f"must be an integer in [{minimum}, {maximum}]")
+               else f"must be an integer in [{minimum}, {maximum}]") + (f" ({why})" if why else "")
     require(is_int(value), parameter, value, allowed)
     require(value >= minimum and (maximum is None or value <= maximum), parameter, value, allowed)
     return int(value)

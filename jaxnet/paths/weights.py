@@ -5,6 +5,8 @@ order of the `PathSet`, so the simulator can take them as one traced array. The 
 directed link is sum over pairs and paths through it of demand[pair] * weight[pair, path].
 
   uniform_weights  1 / (number of valid paths) each (the paper's "uniform" scenario);
+  shortest_weights uniform over the pair's shortest valid paths only (ECMP over the k);
+  inverse_length_weights  proportional to 1 / hops;
   lp_weights       minimise the maximum link load exactly: a linear program (HiGHS via
                    scipy.optimize.linprog, sparse constraints);
   optax_weights    the same objective made smooth and solved by gradient descent in JAX:
@@ -73,9 +75,23 @@ def link_loads(paths: PathSet, weights: np.ndarray, demand: np.ndarray) -> np.nd
     return np.bincount(links, weights=flow[rows], minlength=paths.n_links)
 
 
+def _normalised(score: np.ndarray) -> PathWeights:
+    return PathWeights((score / score.sum(axis=1, keepdims=True)).astype(np.float32))
+
+
 def uniform_weights(paths: PathSet) -> PathWeights:
-    valid = paths.valid.astype(np.float32)
-    return PathWeights(valid / valid.sum(axis=1, keepdims=True))
+    return _normalised(paths.valid.astype(np.float64))
+
+
+def shortest_weights(paths: PathSet) -> PathWeights:
+    """Uniform over each pair's shortest valid paths, 0 on its longer ones."""
+    length = np.where(paths.valid, paths.length, np.iinfo(np.int32).max)
+    return _normalised((length == length.min(axis=1, keepdims=True)).astype(np.float64))
+
+
+def inverse_length_weights(paths: PathSet) -> PathWeights:
+    """Proportional to 1 / hops of each valid path."""
+    return _normalised(np.where(paths.valid, 1.0 / np.maximum(paths.length, 1), 0.0))
 
 
 LP_METHODS = ("highs-ipm", "highs-ds", "highs")
@@ -244,3 +260,15 @@ def optax_dual_bound(
                             temperature_start, temperature_end, "paths.dual")
     prices = np.asarray(jax.nn.softmax(phi), np.float64)
     return dual_bound(paths, demand, prices), time.perf_counter() - start
+
+
+# Strategies by name (the `table` routing's `weights`): (paths, demand per pair) -> PathWeights.
+# The last two optimise for the demand; the first three ignore it.
+STRATEGIES = {
+    "uniform": lambda paths, demand: uniform_weights(paths),
+    "shortest": lambda paths, demand: shortest_weights(paths),
+    "inverse_length": lambda paths, demand: inverse_length_weights(paths),
+    "lp": lambda paths, demand: lp_weights(paths, demand),
+    "optax_max_load": lambda paths, demand: optax_weights(paths, demand),
+}
+DEMAND_AWARE = ("lp", "optax_max_load")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from jaxnet.core.files import write_atomic
-from jaxnet.results import claims, labels, plots
+from jaxnet.results import claims, labels, plots, summary
 from jaxnet.results.table import NOT_RESULTS, read_rows, results_sim, results_topology, write_rows
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel, output)
@@ -219,7 +219,7 @@ def _collective_title(row: Mapping) -> str:
 def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                   formats: Sequence[str] = plots.DEFAULT_FORMATS) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
-    figures (in each of `formats`) and (experiments) claims.md in out_dir."""
+    figures (in each of `formats`) and (experiments) claims.md and summary.md in out_dir."""
     formats = plots.check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -263,6 +263,12 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
             else:
                 written += plots.curves_figure(group, kind, path, title, "panel", bounds, curve_labels,
                                                panel_titles, formats)
+        if experiment.get("summary"):
+            block = experiment["summary"]
+            text = f"# {experiment.get('title', name)}: saturation summary\n\n" + summary.saturation_table(
+                group, "panel", curve_labels, block["reference"], block.get("fractions", [0.5, 0.8]))
+            write_atomic(out_dir / f"{prefix}summary.md", text)
+            written.append(out_dir / f"{prefix}summary.md")
         stated = [c for c in experiment.get("claims", []) if c.get("scale", None) in (None, *scales)]
         if stated:
             text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims.markdown(

@@ -193,9 +193,20 @@ def curve_labels(configs: Mapping[str, Mapping]) -> dict[str, str]:
     """curve -> label, from each curve's (nested) configuration: the routing's name and, where
     curves share it, the parameters in which they differ in brackets (`Polarized (best
     first)`, `RVAL (4 injection buffers)`); a differing network shows as its description."""
+    configs = {curve: _resolved(config) for curve, config in configs.items()}
     heads = {curve: routing_name(config["routing"]) if (config.get("routing") or {}).get("name") else ""
              for curve, config in configs.items()}
     return distinguish(heads, configs)
+
+
+def _resolved(config: Mapping) -> Mapping:
+    """The configuration with `router.selection: auto` as the scheme's own order (what ran)."""
+    from jaxnet.routing import ROUTINGS
+
+    router, name = config.get("router") or {}, (config.get("routing") or {}).get("name")
+    if router.get("selection") != "auto" or name not in ROUTINGS:
+        return config
+    return {**config, "router": {**router, "selection": ROUTINGS[name].selection}}
 
 
 def distinguish(names: Mapping[str, str], configs: Mapping[str, Mapping]) -> dict[str, str]:

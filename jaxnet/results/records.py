@@ -34,7 +34,7 @@ def save(out_dir: Path, label: str, point: tuple[float, int], arrays: Mapping[st
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays, **{k: np.asarray(v) for k, v in scalars.items()})
     (Path(out_dir) / DIRECTORY).mkdir(parents=True, exist_ok=True)
-    write_atomic(Path(out_dir) / name, buffer.getvalue())
+    write_atomic_bytes(Path(out_dir) / name, buffer.getvalue())
     return name
 
 

@@ -66,6 +66,8 @@ class RoutingScheme:
     explore_draws: ClassVar[int] = 1
     # Minimal phases every route consists of (Valiant: 2, to the intermediate and on).
     phases: ClassVar[int] = 1
+    # The selection order `router.selection: auto` takes for this scheme (`jaxnet.sim.policies`).
+    selection: ClassVar[str] = "available_first"
 
     def build_tables(self, topo: Topology) -> Any:
         """Host-side tables (a pytree of numpy arrays)."""

@@ -10,7 +10,8 @@ MID) and PHASE is set to 0 (undecided). At the source router the packet's candid
 so the engine picks the lowest  cost + scale x occupancy  of the output VC (occupancy =
 phits in the output buffer plus credits consumed downstream): the classic UGAL comparison
 of queue length times hop count, with an optional bias `threshold` (phits) against the
-Valiant route. Valiant is offered only when MID is neither the source nor the destination
+Valiant route. The threshold is a traced table entry: tuning it (`jaxnet.tune`) never
+recompiles. Valiant is offered only when MID is neither the source nor the destination
 (otherwise the Valiant route is the minimal one). A port that is both minimal and on a
 Valiant route is offered as minimal (it always wins there: same occupancy, D(c, t) <=
 D(c, mid) + D(mid, t), threshold >= 0).
@@ -52,30 +53,32 @@ UNDECIDED, TO_MID, TO_DST = 0, 1, 2
 
 class UgalTables(NamedTuple):
     """closer: uint32 [R, R, W] minimal-port bit words; distance: int32 [R, R];
-    neighbor: int32 [R, P] (-1 for unused ports)."""
+    neighbor: int32 [R, P] (-1 for unused ports); threshold: int32 [] phits."""
 
     closer: np.ndarray
     distance: np.ndarray
     neighbor: np.ndarray
+    threshold: np.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
 class Ugal(RoutingScheme):
     """UGAL-L at the source router, minimal adaptive afterwards; VC = hop index.
 
-    threshold: cost (phits, >= 0) added to every Valiant candidate at the source.
+    threshold: cost (phits, >= 0) added to every Valiant candidate at the source; not part of
+    the compiled structure (schemes that differ only in it share code).
     """
 
     name: ClassVar[str] = "ugal"
     explore_draws: ClassVar[int] = 16
-    threshold: int = 0
+    threshold: int = dataclasses.field(default=0, compare=False)
 
     def __post_init__(self):
         require_int(self.threshold, "routing.threshold", 0, 1 << 14)  # phits of bias against Valiant
 
     def build_tables(self, topo):
         return UgalTables(minimal_port_words(topo), topo.distances.astype(np.int32),
-                          topo.neighbor.astype(np.int32))
+                          topo.neighbor.astype(np.int32), np.int32(self.threshold))
 
     def max_hops(self, topo, tables):
         return 2 * topo.diameter
@@ -101,7 +104,7 @@ class Ugal(RoutingScheme):
         d_val = tables.distance[router, mid] + tables.distance[mid, dst]
         # doubled so that +1 breaks exact ties towards minimal (minimal iff
         # q_min x D_min <= q_val x D_val + threshold, as in UGAL)
-        cost = jnp.where(to_mid, 2 * self.threshold + 1, cost)
+        cost = jnp.where(to_mid, 2 * tables.threshold + 1, cost)
         scale = jnp.where(src[:, None], 2 * jnp.where(to_mid, d_val[:, None], d_min[:, None]),
                           scale)
         return Candidates(cost, scale=scale)

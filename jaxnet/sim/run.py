@@ -167,21 +167,21 @@ def check_invariants(network: Network, state, points) -> None:
 
 
 def stuck_buffers(network: Network, state, index: int, limit: int = 4) -> list[str]:
-    """A few (router, port, VC) input buffers of simulation `index` that hold waiting
-    packets, with their heads' destination routers (for deadlock reports)."""
+    """A few (router, port, VC) buffers of simulation `index` that hold waiting packets,
+    input buffers first, with their heads' destination routers (for deadlock reports)."""
     layout = network.layout
-    taken, gone = np.asarray(state.inputs.taken[index]), np.asarray(state.inputs.gone[index])
-    first = np.asarray(state.inputs.first[index])
-    rings = np.nonzero(taken > gone)[0][:limit]
-    slots = np.asarray(state.inputs.slots[index])
     out = []
-    for ring in rings:
-        row = ring * layout.input_depth + (first[ring] + gone[ring]) % layout.input_depth
-        router, rest = divmod(int(ring), layout.ports_per_router * layout.vcs)
-        port, vc = divmod(rest, layout.vcs)
-        kind = "injection port" if port >= layout.ports else "port"
-        out.append(f"router {router} {kind} {port} VC {vc} ({int(taken[ring] - gone[ring])} waiting, "
-                   f"head for router {int(slots[row, pk.DST_R])})")
+    for side, rings, depth in (("input", state.inputs, layout.input_depth),
+                               ("output", state.outputs, layout.router.output_buffer)):
+        taken, gone = np.asarray(rings.taken[index]), np.asarray(rings.gone[index])
+        first, slots = np.asarray(rings.first[index]), np.asarray(rings.slots[index])
+        for ring in np.nonzero(taken > gone)[0][:limit - len(out)]:
+            row = ring * depth + (first[ring] + gone[ring]) % depth
+            router, rest = divmod(int(ring), layout.ports_per_router * layout.vcs)
+            port, vc = divmod(rest, layout.vcs)
+            kind = ("injection port" if side == "input" else "ejection port") if port >= layout.ports else "port"
+            out.append(f"router {router} {side} {kind} {port} VC {vc} ({int(taken[ring] - gone[ring])} waiting, "
+                       f"head for router {int(slots[row, pk.DST_R])})")
     return out
 
 
@@ -288,9 +288,12 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             rows[-1]["record"] = recordings(network.topo, network.layout, measurement, spec.measure, point[0],
                                             int(cycle[i]))
     device = jax.devices()[0].device_kind
-    for row in rows:
+    layout = network.layout
+    for row in rows:  # how it was run, `auto` settings as resolved
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
-                   device=device, devices=jax.device_count(), cycles_simulated=int(cycle[0]))
+                   device=device, devices=jax.device_count(), cycles_simulated=int(cycle[0]),
+                   vcs=layout.vcs, vc_policy=str(layout.vc_policy), selection=layout.router.selection,
+                   vmap_width=width or len(batch_points), work_lists="listed" if lists else "every buffer")
     if checkpoint is not None and Path(checkpoint).exists():
         Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)

@@ -4,6 +4,7 @@ counted in packets, packets in phits, times in cycles."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 
@@ -15,15 +16,19 @@ from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES, SELECTIONS
 # Packets a buffer (input, injection, output, source queue) holds at most: the engine packs
 # a ring's three counters into one int32 (`jaxnet.sim.state.Rings`), 10 bits each.
 MAX_DEPTH = 1023
+# Cycle counts and times are int32 on the device (the cycle counter, a packet's time fields,
+# the watchdog's threshold): every count stays below 2**30, which leaves room to add a latency.
+MAX_CYCLES = 2**30
+INT32 = "cycles are int32 on the device"
+# A measurement window shorter than this many packets' serialisation (per server) is warned about.
+FEW_PACKETS = 10
 # The work lists (`jaxnet.sim.work.Listed`), in the order of sim.active_lists and of the
 # counts the engine reports.
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
           "occupied output rings", "output rings with a packet to send on an idle link",
           "servers with a packet to inject or to generate")
-# What sim.record may list, and the longest run (cycles stay below the automatic warm-up's
-# "not found yet", jaxnet.sim.window.NEVER).
+# What sim.record may list.
 RECORDINGS = ("links", "series")
-MAX_CYCLES = 2**29
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
 # VCs, and steps larger ones one at a time (docs/performance.md).
 VMAP_UP_TO = 800
@@ -47,9 +52,9 @@ def _seed(value) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class RouterSpec:
-    """The `router` config group (DESIGN section 3)."""
+    """The `router` config group (DESIGN section 3); its defaults are conf/router/default.yaml's."""
 
-    vcs: int | str = 4  # or "auto": as many as the scheme needs on the topology
+    vcs: int | str = "auto"  # or a number; auto: as many as the scheme needs on the topology
     input_buffer: int = 4
     output_buffer: int = 2
     packet_size: int = 16
@@ -61,21 +66,23 @@ class RouterSpec:
     injection_buffers: int | None = None
     injection_buffer: int | None = None
     injection_policy: str = "lowest"
-    selection: str = "available_first"
+    selection: str = "auto"  # resolved for the scheme when the network is built
     flow_control: str = "cut_through"
 
     def __post_init__(self) -> None:
         for name in ("packet_size", "crossbar_speedup"):
-            require_int(getattr(self, name), f"router.{name}", 1)
+            require_int(getattr(self, name), f"router.{name}", 1, MAX_CYCLES, INT32)
         for name in ("input_buffer", "output_buffer", "source_queue"):
             require_int(getattr(self, name), f"router.{name}", 1, MAX_DEPTH)
         if self.vcs != "auto":
             require_int(self.vcs, "router.vcs", 1, 64)
-        require_int(self.router_latency, "router.router_latency", 0)
+        require_int(self.router_latency, "router.router_latency", 0, MAX_CYCLES, INT32)
         for cls_name, cycles in self.latency_by_class().items():
-            require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1)
+            require_int(cycles, "router.link_latency" + ("" if cls_name == "*" else f".{cls_name}"), 1,
+                        MAX_CYCLES, INT32)
         INJECTION_POLICIES.get(self.injection_policy)
-        SELECTIONS.get(self.selection)
+        if self.selection != "auto":
+            SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
@@ -117,9 +124,10 @@ class RouterSpec:
 @dataclasses.dataclass(frozen=True)
 class SimSpec:
     """The `sim` config group: the grid of points, warm-up and measurement lengths (cycles),
-    and how the batch is stepped. `chunk` cycles run per compiled scan call."""
+    and how the batch is stepped. `chunk` cycles run per compiled scan call. Its defaults are
+    conf/sim/default.yaml's."""
 
-    loads: tuple[float, ...] = (0.5,)
+    loads: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
     seeds: tuple[int, ...] = (1,)
     warmup: int | str = 1000  # cycles, or "auto": per point, once stable (`jaxnet.sim.window`)
     measure: int = 2000
@@ -159,23 +167,27 @@ class SimSpec:
     def __post_init__(self):
         for key, check in (("loads", _load), ("seeds", _seed)):
             object.__setattr__(self, key, tuple(dict.fromkeys(check(x) for x in getattr(self, key))))
-        if self.warmup != "auto":
-            require(is_int(self.warmup) and self.warmup >= 0, "sim.warmup", self.warmup,
-                    "an integer >= 0 (cycles) or 'auto'")
-        require_int(self.measure, "sim.measure", 1, MAX_CYCLES)
-        require_int(self.window, "sim.window", 1)
+        require(self.warmup == "auto" or (is_int(self.warmup) and 0 <= self.warmup <= MAX_CYCLES), "sim.warmup",
+                self.warmup, f"an integer in [0, {MAX_CYCLES}] (cycles; {INT32}) or 'auto'")
+        require_int(self.measure, "sim.measure", 1, MAX_CYCLES, INT32)
+        require_int(self.chunk, "sim.chunk", 1, MAX_CYCLES, INT32)
+        require_int(self.window, "sim.window", 1, MAX_CYCLES, INT32)
         require_number(self.warmup_tolerance, "sim.warmup_tolerance", 0.0, 1.0, low_open=True)
-        require_int(self.warmup_max, "sim.warmup_max", self.window, MAX_CYCLES)
+        require_int(self.warmup_max, "sim.warmup_max", self.window, MAX_CYCLES, INT32)
         require(self.warmup_max % self.window == 0, "sim.warmup_max", self.warmup_max,
                 f"a multiple of sim.window={self.window}")
         record = (self.record,) if isinstance(self.record, str) else self.record
         require(isinstance(record, (list, tuple)) and all(r in RECORDINGS for r in record), "sim.record",
                 self.record, f"a list of {', '.join(RECORDINGS)} (or [])")
         object.__setattr__(self, "record", tuple(dict.fromkeys(record)))
-        require_int(self.chunk, "sim.chunk", 1)
-        require_int(self.watchdog, "sim.watchdog", 1)
+        first = self.warmup_max if self.auto_warmup else self.warmup
+        longer = ("warmup_max" if self.auto_warmup else "warmup") if first > self.measure else "measure"
+        require(math.ceil(self.total / self.chunk) * self.chunk <= MAX_CYCLES, f"sim.{longer}", getattr(self, longer),
+                f"sim.warmup + sim.measure, rounded up to a multiple of sim.chunk, must be at most {MAX_CYCLES} "
+                f"cycles ({INT32})")
+        require_int(self.watchdog, "sim.watchdog", 1, MAX_CYCLES, INT32)
         if self.generate_until is not None:
-            require_int(self.generate_until, "sim.generate_until", 0)
+            require_int(self.generate_until, "sim.generate_until", 0, MAX_CYCLES, INT32)
             require(self.warmup != "auto", "sim.generate_until", self.generate_until,
                     "null with sim.warmup=auto: generation may only stop after the warm-up")
             require(self.generate_until >= self.warmup, "sim.generate_until", self.generate_until,
@@ -189,7 +201,7 @@ class SimSpec:
         require(self.workers == "auto" or (is_int(self.workers) and self.workers >= 1),
                 "sim.workers", self.workers, "'auto' or an integer >= 1")
         if self.checkpoint_every is not None:
-            require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk)
+            require_int(self.checkpoint_every, "sim.checkpoint_every", self.chunk, MAX_CYCLES, INT32)
             require(self.checkpoint_every % self.chunk == 0, "sim.checkpoint_every", self.checkpoint_every,
                     f"null or a multiple of sim.chunk={self.chunk}")
         lists = self.active_lists
@@ -249,3 +261,28 @@ class SimSpec:
         if workers > 1:
             return max(1, min(wide, -(-points // (2 * workers))))
         return max(2 * devices, min(wide, points))
+
+
+def check_measurable(router: RouterSpec, sim: SimSpec) -> None:
+    """Refuse router settings under which a run of `sim` cannot measure anything, and warn in
+    one line where it measures very little. Refused (ValueError): a link latency or a router
+    latency of at least the whole run (no packet could cross a link, or leave its first
+    router, before the run ends) and a packet longer than the measurement window (a server
+    takes one phit per cycle, so the window could not see one whole packet arrive). Warned:
+    a window of fewer than FEW_PACKETS packets per server. A packet never outgrows a buffer:
+    buffers are counted in whole packets."""
+    total = sim.warmup + sim.measure
+    for name, cycles in router.latency_by_class().items():
+        require(cycles < total, "router.link_latency" + ("" if name == "*" else f".{name}"), cycles,
+                f"must be shorter than the whole run (sim.warmup + sim.measure = {total} cycles): no packet "
+                "could cross a link before the run ends")
+    require(router.router_latency < total, "router.router_latency", router.router_latency,
+            f"must be shorter than the whole run (sim.warmup + sim.measure = {total} cycles): no packet "
+            "could leave its first router before the run ends")
+    require(router.packet_size <= sim.measure, "router.packet_size", router.packet_size,
+            f"must be at most sim.measure={sim.measure} phits: a server receives one phit per cycle, so the "
+            "measurement window could not see a whole packet arrive")
+    if sim.measure < FEW_PACKETS * router.packet_size:
+        logging.getLogger("jaxnet").warning(
+            "sim.measure=%d cycles hold fewer than %d packets of router.packet_size=%d phits per server: "
+            "accepted load and latency rest on very few packets", sim.measure, FEW_PACKETS, router.packet_size)

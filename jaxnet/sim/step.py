@@ -39,10 +39,13 @@ class Params(NamedTuple):
     generate_until: jnp.ndarray
 
 
-def watch(watchdog: Watchdog, moved, in_network, limit, t) -> Watchdog:
+def watch(watchdog: Watchdog, moved, was_empty, in_network, limit, t) -> Watchdog:
     """The watchdog after one cycle: fires (once) when packets are inside and nothing has
-    moved for more than `limit` cycles."""
-    last_move = jnp.where(moved, t, watchdog.last_move)
+    moved for more than `limit` cycles. Quiet time counts from the last cycle a packet was
+    granted or started on a link, or the network was empty: a packet entering an empty
+    network starts it afresh (`limit` covers the longest a moving packet can rest: its tail
+    crossing, its link, its credit's way back, the router's latency)."""
+    last_move = jnp.where(moved | was_empty, t, watchdog.last_move)
     stuck = (in_network > 0) & (t - last_move > limit) & (watchdog.deadlock_at < 0)
     return Watchdog(last_move, jnp.where(stuck, t, watchdog.deadlock_at))
 
@@ -91,7 +94,7 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
         workload = workloads.advance(program, workload, servers.ids, enqueued, sent.records, sent.to_server, t, size,
                                      params.load, drained)
     moved = jnp.any(granted) | jnp.any(sent.to_router | sent.to_server)
-    watchdog = watch(state.watchdog, moved, jnp.sum(waiting), params.watchdog, t)
+    watchdog = watch(state.watchdog, moved, jnp.sum(state.waiting) == 0, jnp.sum(waiting), params.watchdog, t)
     return SimState(
         cycle=t + 1, seed=seed, inputs=inputs, outputs=outputs, queue=queue, in_busy=in_busy,
         out_held=out_held, port_busy=port_busy, port_rr=port_rr, server_busy=server_busy,

@@ -12,6 +12,14 @@ core to itself, compiles that chunk into JAX's persistent cache: the workers loa
 there instead of each compiling it on its own core (with the cache off they compile it).
 Results equal those of one process: random numbers depend only on (seed, cycle, purpose,
 index), never on where a point runs.
+
+A worker exits as soon as its parent process ends, however it ends (SIGKILL included), so
+that no orphan finishes a sub-batch nobody will read and deletes its checkpoint: a thread
+of each worker waits on the pipe that the spawn start method gives every child (its parent
+holds the only other end, which closes when it dies), then ends the process without a word.
+This is immediate, has no race with a parent dying during the worker's start, and needs no
+Linux-only PR_SET_PDEATHSIG, whose signal follows the parent *thread* that started the
+worker (the apps run their task in a thread of its own).
 """
 from __future__ import annotations
 
@@ -43,8 +51,9 @@ class SubBatch:
 
 
 def checkpoint_name(labelled_points: Sequence[tuple[str, tuple[float, int]]]) -> str:
-    """The checkpoint file of a sub-batch, named by its (pattern label, point) list, so that a
-    resumed job finds it whatever order the sub-batches finish in."""
+    """The checkpoint file of a sub-batch, named by its (label, point) list (the label names
+    the configuration and pattern), so that a resumed job finds it whatever order the
+    sub-batches finish in."""
     key = hashlib.sha256(json.dumps([[label, list(point)] for label, point in labelled_points]).encode())
     return f"checkpoint-{key.hexdigest()[:16]}.npz"
 
@@ -96,14 +105,22 @@ _WORKER: dict[str, Any] = {}
 
 
 def _start_worker(network_blob: bytes, cores: list[int], started, progress) -> None:
-    """Pin this worker to its own core and load the network. Ctrl-C is the parent's to
-    handle: it terminates the pool."""
+    """Pin this worker to its own core, watch the parent and load the network. Ctrl-C is
+    the parent's to handle: it terminates the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, name="jaxnet-parent-watch", daemon=True).start()
     with started.get_lock():
         index, started.value = started.value, started.value + 1
     if cores:
         os.sched_setaffinity(0, {cores[index % len(cores)]})
     _WORKER.update(network=pickle.loads(network_blob), progress=progress)
+
+
+def _exit_with_parent() -> None:
+    """Wait until the parent process has ended, then end this worker at once (no traceback,
+    no cleanup: its checkpoint stays for the rerun)."""
+    multiprocessing.parent_process().join()
+    os._exit(1)
 
 
 def _run_in_worker(task):

@@ -16,7 +16,30 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from jaxnet.core.validate import require
+from jaxnet.core.validate import require, require_int
+
+# The largest networks built, refused beyond in one line before any building: routing and
+# analysis keep dense tables with an entry per router pair, which grow as routers**2, and the
+# engine numbers a router's network ports in 7 bits (`jaxnet.sim.keys`). A router's servers
+# are ports too: at most as many as its network ports.
+MAX_ROUTERS = 8192
+MAX_PORTS = 127
+MAX_SERVERS_PER_ROUTER = 127
+
+
+def require_servers_per_router(value) -> int:
+    """`topology.servers_per_router` as an int in [1, MAX_SERVERS_PER_ROUTER]."""
+    return require_int(value, "topology.servers_per_router", 1, MAX_SERVERS_PER_ROUTER,
+                       "a router's servers are ports too")
+
+
+def require_size(parameter: str, value, routers: int = 0, ports: int = 0) -> None:
+    """Refuse, before building, a parameter that gives more than MAX_ROUTERS routers or
+    more than MAX_PORTS network ports per router."""
+    require(routers <= MAX_ROUTERS, parameter, value,
+            f"gives {routers} routers; at most {MAX_ROUTERS} (tables with an entry per router pair grow as routers**2)")
+    require(ports <= MAX_PORTS, parameter, value,
+            f"gives {ports} ports per router; at most {MAX_PORTS} (the engine numbers ports in 7 bits)")
 
 
 def topology_name(builder: str, params: dict) -> str:
@@ -146,9 +169,10 @@ def from_graph(
     port_order(r) -> list of neighbours in port order (default: sorted).
     link_class_of(u, v) -> index into link_class_names (default 0).
     """
-    require(servers_per_router >= 1, "servers_per_router", servers_per_router, "must be >= 1")
+    servers_per_router = require_servers_per_router(servers_per_router)
     n = graph.number_of_nodes()
     require(n >= 2, "routers", n, "a network needs at least 2 routers")
+    require_size("topology", name, n, max(d for _, d in graph.degree))
     require(sorted(graph.nodes) == list(range(n)), "graph nodes", "...", "must be 0..R-1")
     require(nx.is_connected(graph), "graph", name, "must be connected")
     require(nx.number_of_selfloops(graph) == 0, "graph", name, "must have no self-loops")

@@ -19,12 +19,13 @@ Ports, packed with no gaps (-1 only at the end of routers with fewer links):
 from __future__ import annotations
 
 import itertools
+import math
 
 import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology.base import Topology, from_graph, topology_name
+from jaxnet.topology.base import Topology, from_graph, require_servers_per_router, require_size, topology_name
 
 PLUS, MINUS = 0, 1
 
@@ -89,7 +90,8 @@ def _validated(sides, servers_per_router) -> tuple[tuple[int, ...], int]:
     require(not isinstance(sides, (str, bytes)) and hasattr(sides, "__len__") and len(sides) > 0,
             "topology.sides", sides, "must be a non-empty list of side lengths")
     sides = tuple(require_int(s, "topology.sides", 2) for s in sides)
-    servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)
+    require_size("topology.sides", list(sides), math.prod(sides), sum(s - 1 for s in sides))
+    servers_per_router = require_servers_per_router(servers_per_router)
     return sides, servers_per_router
 
 

@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology.base import Topology, from_graph, topology_name
+from jaxnet.topology.base import Topology, from_graph, require_servers_per_router, require_size, topology_name
 
 LOCAL, GLOBAL = 0, 1
 ARRANGEMENTS = ("palmtree", "random")
@@ -33,7 +33,8 @@ def dragonfly(a: int, h: int, groups: int | None = None, arrangement: str = "pal
     h = require_int(h, "topology.h", 1)
     groups = a * h + 1 if groups is None else require_int(groups, "topology.groups", 2)
     seed = require_int(seed, "topology.seed", 0)
-    servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)
+    servers_per_router = require_servers_per_router(servers_per_router)
+    require_size("topology.a", a, a * groups, a - 1 + h)
     require(groups <= a * h + 1, "topology.groups", groups,
             f"must be at most a * h + 1 = {a * h + 1}")
     require(a * h % (groups - 1) == 0, "topology.groups", groups,

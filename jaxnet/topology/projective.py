@@ -18,13 +18,13 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology.base import Topology, from_graph, topology_name
+from jaxnet.topology.base import Topology, from_graph, require_servers_per_router, require_size, topology_name
 from jaxnet.topology.galois import GaloisField, galois_field, prime_power
 
 
 def projective(q: int, servers_per_router: int = 1) -> Topology:
     """Levi graph of PG(2, q), q a prime power."""
-    field, servers_per_router = _validated(q, servers_per_router)
+    field, servers_per_router = _validated(q, servers_per_router, copies=2)
     incident = orthogonal_pairs(field)
     n = len(incident)
     points, lines = np.nonzero(incident)
@@ -38,7 +38,7 @@ def projective(q: int, servers_per_router: int = 1) -> Topology:
 
 def demiprojective(q: int, servers_per_router: int = 1) -> Topology:
     """Polarity graph ER_q (PolarFly) of PG(2, q), q a prime power; self-loops dropped."""
-    field, servers_per_router = _validated(q, servers_per_router)
+    field, servers_per_router = _validated(q, servers_per_router, copies=1)
     orthogonal = orthogonal_pairs(field)
     np.fill_diagonal(orthogonal, False)
     graph = nx.from_numpy_array(orthogonal.astype(np.int8))
@@ -47,9 +47,11 @@ def demiprojective(q: int, servers_per_router: int = 1) -> Topology:
                       params=params)
 
 
-def _validated(q, servers_per_router) -> tuple[GaloisField, int]:
+def _validated(q, servers_per_router, copies: int) -> tuple[GaloisField, int]:
+    """(GF(q), servers per router) of a graph on `copies` x the q**2 + q + 1 points of PG(2, q)."""
     q = require_int(q, "topology.q", 2)
-    servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)
+    require_size("topology.q", q, copies * (q * q + q + 1), q + 1)
+    servers_per_router = require_servers_per_router(servers_per_router)
     require(prime_power(q) is not None, "topology.q", q, "must be a prime power")
     return galois_field(q), servers_per_router
 

@@ -22,7 +22,14 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology.base import Topology, from_graph, sparse_adjacency, topology_name
+from jaxnet.topology.base import (
+    Topology,
+    from_graph,
+    require_servers_per_router,
+    require_size,
+    sparse_adjacency,
+    topology_name,
+)
 
 
 def rrg(routers: int, degree: int, seed: int = 1, medoid_of: int = 1,
@@ -32,7 +39,9 @@ def rrg(routers: int, degree: int, seed: int = 1, medoid_of: int = 1,
     degree = require_int(degree, "topology.degree", 1)
     seed = require_int(seed, "topology.seed", 0)
     medoid_of = require_int(medoid_of, "topology.medoid_of", 1)
-    servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)
+    servers_per_router = require_servers_per_router(servers_per_router)
+    require_size("topology.routers", routers, routers=routers)
+    require_size("topology.degree", degree, ports=degree)
     require(degree < routers, "topology.degree", degree, f"must be < routers ({routers})")
     require(degree >= 3 or degree == routers - 1, "topology.degree", degree,
             "must be >= 3 (random 1- and 2-regular graphs are almost never connected), "

@@ -22,14 +22,15 @@ import networkx as nx
 import numpy as np
 
 from jaxnet.core.validate import require, require_int
-from jaxnet.topology.base import Topology, from_graph, topology_name
+from jaxnet.topology.base import Topology, from_graph, require_servers_per_router, require_size, topology_name
 from jaxnet.topology.galois import GaloisField, galois_field, prime_power
 
 
 def slimfly(q: int, servers_per_router: int = 1) -> Topology:
     """MMS Slim Fly for a prime power q with q mod 4 != 2."""
     q = require_int(q, "topology.q", 2)
-    servers_per_router = require_int(servers_per_router, "topology.servers_per_router", 1)
+    require_size("topology.q", q, 2 * q * q, (3 * q + 1) // 2)
+    servers_per_router = require_servers_per_router(servers_per_router)
     require(prime_power(q) is not None, "topology.q", q, "must be a prime power")
     require(q % 4 != 2, "topology.q", q,
             "must be 4w - 1, 4w or 4w + 1 (q = 2 mod 4 has no MMS graph)")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxnet.core.files import load_arrays
-from jaxnet.core.validate import require, require_int
+from jaxnet.core.validate import is_number_text, require, require_int
 from jaxnet.topology.base import Topology
 from jaxnet.traffic.base import ANY_SERVER, TrafficTable, per_router_table
 
@@ -30,7 +30,7 @@ def demand(topo: Topology, rng, file: str | None = None, matrix=None, max_value:
             "give at most one of `file` or `matrix`")
     n = topo.n_routers
     if file is not None:
-        rates = load_matrix(file)
+        rates = load_matrix(file, n)
     elif matrix is not None:
         try:
             rates = np.asarray([list(row) for row in matrix], np.float64)
@@ -55,11 +55,30 @@ def demand(topo: Topology, rng, file: str | None = None, matrix=None, max_value:
                             topo.servers_per_router, rate=row_total / row_total.max())
 
 
-def load_matrix(file: str) -> np.ndarray:
-    """float64 matrix from a .npy or .csv file."""
+def load_matrix(file: str, routers: int) -> np.ndarray:
+    """float64 matrix from a .npy file, or a .csv file of `routers` comma-separated numbers
+    a row (blank lines and # comments skipped); a malformed row is a one-line ValueError
+    naming the file and the row."""
     path = Path(file)
     require(path.suffix in (".npy", ".csv"), "traffic.file", file, "must end in .npy or .csv")
     require(path.is_file(), "traffic.file", file, "no such file")
     if path.suffix == ".npy":
         return np.asarray(load_arrays(path, "traffic.file", ("array",), "a .npy matrix")["array"], np.float64)
-    return np.atleast_2d(np.loadtxt(path, delimiter=",", dtype=np.float64))
+    try:
+        lines = path.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"traffic.file={file!r} is invalid: not a text .csv file") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        fields = [x.strip() for x in line.split("#")[0].split(",")]
+        if fields == [""]:
+            continue
+        require(len(fields) == routers, "traffic.file", file,
+                f"row {number} has {len(fields)} value(s); every row must have {routers} (one per router), "
+                "comma separated")
+        try:
+            rows.append([float(x) for x in fields])
+        except ValueError:
+            bad = next(x for x in fields if not is_number_text(x))
+            raise ValueError(f"traffic.file={file!r} is invalid: row {number} holds {bad!r}, not a number") from None
+    return np.asarray(rows, np.float64).reshape(len(rows), routers)

@@ -1,0 +1,110 @@
+"""A sweep's jobs that share a network run as one batch (the `jaxnet` launcher), with rows
+identical to running each job on its own, also through the cluster code path (submitit's
+debug executor in place of SLURM); a network is built once and then comes from the network
+cache until its config changes; `jaxnet.run` returns the command's rows."""
+import csv
+import logging
+
+import pytest
+from apps import run_app
+
+import jaxnet
+from jaxnet import build
+from jaxnet.cli import simulate as simulate_app
+from jaxnet.cli.experiment import compose_jobs
+from jaxnet.cli.sweep import run_jobs, structure_key
+
+TINY = ["topology=hamming", "topology.sides=[3,3]", "topology.servers_per_router=1", "routing=minimal",
+        "sim.loads=[0.3,0.6]", "sim.seeds=[1]", "sim.warmup=40", "sim.measure=120", "sim.chunk=40"]
+# columns that say how and when a row was made, not what was simulated
+HOW = {"wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "workers", "date", "row_sha", "git_commit", "host"}
+
+
+def _rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _results(rows):
+    return [{k: v for k, v in row.items() if k not in HOW} for row in rows]
+
+
+@pytest.fixture
+def network_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXNET_NETWORK_CACHE", str(tmp_path / "networks"))
+    return tmp_path / "networks"
+
+
+@pytest.mark.parametrize("launcher", [[], ["hydra/launcher=slurm", "hydra.launcher.submitit.cluster=debug"]],
+                         ids=["local", "cluster code path"])
+def test_a_two_pattern_sweep_runs_as_one_batch(tmp_path, launcher, network_cache):
+    sweep = tmp_path / "sweep"
+    code, stderr = run_app(simulate_app, tmp_path / "run", "-m", *TINY, "traffic=uniform,server_permutation",
+                           f"hydra.sweep.dir={sweep}", *launcher)
+    assert code == 0, stderr
+    together = [_rows(sweep / job / "results.csv") for job in ("0", "1")]
+    assert [row["traffic"] for row in together[0] + together[1]] == ["uniform"] * 2 + ["server_permutation"] * 2
+    assert {row["batch"] for rows in together for row in rows} == {"4"}  # 2 patterns x 2 loads stepped together
+    assert (sweep / "results.csv").exists() and (sweep / "throughput.png").exists()
+    for job, pattern in (("0", "uniform"), ("1", "server_permutation")):
+        code, stderr = run_app(simulate_app, tmp_path / f"alone_{pattern}", *TINY, f"traffic={pattern}")
+        assert code == 0, stderr
+        alone = _rows(tmp_path / f"alone_{pattern}" / "results.csv")
+        assert {row["batch"] for row in alone} == {"2"}
+        assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+
+
+def test_jobs_of_different_networks_run_apart_and_shared_points_once(tmp_path, network_cache):
+    jobs = compose_jobs([*TINY, "routing=minimal,polarized", "traffic=uniform"])
+    assert len({structure_key(job) for job in jobs}) == 2
+    twice = compose_jobs([*TINY, "traffic=uniform"]) * 2  # the same points in two jobs: simulated once
+    first, second = run_jobs([(job, tmp_path / str(n)) for n, job in enumerate(twice)], progress=False)
+    assert _results(first) == _results(second) and {row["batch"] for row in first} == {2}
+
+
+def test_the_network_cache_is_hit_on_a_second_sweep_and_missed_after_a_change(tmp_path, network_cache, caplog):
+    config = compose_jobs(TINY)[0]
+    with caplog.at_level(logging.INFO, logger="jaxnet"):
+        first = build.network_of(config)
+        again = build.network_of(config)
+        changed = build.network_of({**config, "router": {**config["router"], "input_buffer": 3}})
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("network built" in m for m in messages) == 2 and sum("network from the cache" in m for m in messages) == 1
+    assert again.layout == first.layout and changed.layout.router.input_buffer == 3
+    assert len(list(network_cache.glob("*.pkl"))) == 2
+
+
+def test_the_python_api_returns_the_command_lines_rows(tmp_path, network_cache):
+    code, stderr = run_app(simulate_app, tmp_path / "run", *TINY, "traffic=tornado")
+    assert code == 0, stderr
+    rows = jaxnet.run([*TINY, "traffic=tornado"])
+    assert _results([{k: str(v) for k, v in row.items()} for row in rows]) == _results(
+        _rows(tmp_path / "run" / "results.csv"))
+    assert not list(tmp_path.glob("outputs"))  # nothing written
+    mapped = jaxnet.run({**dict(o.split("=", 1) for o in TINY), "traffic": "tornado"}, out_dir=tmp_path / "api")
+    assert _results(mapped) == _results(rows)
+    assert (tmp_path / "api" / "0" / "results.csv").exists() and (tmp_path / "api" / "results.csv").exists()
+
+
+def test_the_python_api_refuses_bad_input_in_one_line():
+    with pytest.raises(ValueError, match="routing=minmal is invalid.*minimal"):
+        jaxnet.run(["routing=minmal"])
+    with pytest.raises(ValueError, match="sim.lodas.*sim.loads"):
+        jaxnet.run(["sim.lodas=[0.5]"])
+
+
+def test_python_defaults_are_the_config_files():
+    """The building blocks default to what the command line composes from conf/."""
+    import dataclasses
+
+    import yaml
+
+    from jaxnet.sim.spec import RouterSpec, SimSpec
+
+    for cls, group in ((RouterSpec, "router"), (SimSpec, "sim")):
+        conf = yaml.safe_load((build.CONF_DIR / group / "default.yaml").read_text())
+        fields = {f.name: f.default for f in dataclasses.fields(cls)}
+        for key, value in conf.items():
+            assert fields[key] == (tuple(value) if isinstance(value, list) else value), (group, key)
+    assert build.topology({"name": "dragonfly"}).servers_per_router == 2  # conf/topology/dragonfly.yaml
+    assert build.routing({"name": "ksp"}).k == yaml.safe_load((build.CONF_DIR / "routing" / "ksp.yaml").read_text())["k"]

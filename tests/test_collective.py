@@ -78,7 +78,7 @@ def test_sizes_and_kinds_batch_together_and_work_lists_change_nothing():
     points = [(1.0, 1), (1.0, 1)]
     together, _ = simulate(network, tables, points, RUN)
     listed, _ = simulate(network, tables, points, SimSpec(warmup=0, measure=4000, chunk=100, active_lists=[[10**6]] * 6))
-    timing = {"wall_s", "first_chunk_s", "batch", "cycles_simulated"}
+    timing = {"wall_s", "first_chunk_s", "batch", "cycles_simulated", "vmap_width", "work_lists"}  # how it ran
     for i, table in enumerate(tables):
         alone, _ = simulate(network, [table], [points[i]], RUN)
         assert {k: v for k, v in alone[0].items() if k not in timing} == \

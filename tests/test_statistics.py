@@ -163,5 +163,5 @@ def test_rows_and_records_do_not_depend_on_the_work_lists(ring_network):
     a, b = every[0], listed[0]
     for key in a["record"]:
         np.testing.assert_array_equal(a["record"][key], b["record"][key], err_msg=key)
-    skip = {"record", "wall_s", "first_chunk_s"}
+    skip = {"record", "wall_s", "first_chunk_s", "work_lists"}  # the record and how it ran
     assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}

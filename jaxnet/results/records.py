@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from jaxnet.core.files import write_atomic
+from jaxnet.core.files import write_atomic_bytes
 from jaxnet.results import plots
 
 DIRECTORY = "records"

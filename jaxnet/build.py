@@ -7,7 +7,8 @@ mappings Hydra composes from `conf/`) into what the engine takes.
     sim(cfg)            SimSpec             (the `sim` group)
     traffic(cfg, topo, seed)  TrafficTable  (the `traffic` group, for one seed)
     network(topo, routing, router)  Network: tables built, the VC policy resolved, `vcs: auto`
-                        sized from the exact longest route, deadlock freedom checked
+                        sized from the exact longest route, deadlock freedom checked (on a
+                        topology with failed links also every route followed: `check_faults`)
     network_of(config)  Network of a whole config (its topology, routing and router groups),
                         from the network cache when it was built before
 
@@ -37,6 +38,7 @@ from typing import Mapping
 from jaxnet.core.files import write_atomic_bytes
 from jaxnet.core.registry import closest
 from jaxnet.core.validate import require
+from jaxnet.paths.deadlock import channel_dependency_graph, find_deadlock_cycle
 from jaxnet.routing import RoutingScheme, build_routing, vc_policy
 from jaxnet.sim.explore import explore_routes
 from jaxnet.sim.network import Network
@@ -66,6 +68,8 @@ def defaults(group: str, cfg: Mapping) -> dict:
 
 
 def topology(cfg: Mapping) -> Topology:
+    """The `topology` group over its config file's defaults, with its `faults` (failed
+    links) removed."""
     return build_topology(defaults("topology", cfg))
 
 
@@ -110,6 +114,13 @@ def sim(cfg: Mapping) -> SimSpec:
 def network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> Network:
     """The network; `router.vcs: auto` sizes the VCs as the scheme's VC policy needs on this
     topology, with hop VCs from the exact longest route (`longest_route`)."""
+    built = _network(topo, scheme, router_spec)
+    if topo.failed_links is not None:
+        check_faults(built)
+    return built
+
+
+def _network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> Network:
     require(topo.n_ports <= 127, "topology degree", topo.n_ports, "at most 127 ports per router")
     if router_spec.selection == "auto":
         router_spec = dataclasses.replace(router_spec, selection=scheme.selection)
@@ -190,6 +201,39 @@ def _source_digest() -> str:
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode() + source.read_bytes())
     return digest.hexdigest()
+
+
+def check_faults(built: Network) -> None:
+    """On a topology with failed links, follow every route of the scheme (the route explorer)
+    and refuse, in one line, a scheme that routes over a failed link, one that leaves router
+    pairs without any route that arrives (naming them), and routes whose channel
+    dependencies close a cycle. Pairs only some of whose routes reach a router with no
+    candidate port (a corner: Polarized on irregular graphs, with or without faults) are
+    logged: such packets wait there, counted in `no_route_events`."""
+    scheme, topo = built.routing, built.topo
+    log.info("following every route of routing=%s on %s (%d router pairs): failed links", scheme.name, topo.name,
+             topo.n_routers * (topo.n_routers - 1))
+    routes = explore_routes(built, draws=scheme.explore_draws)
+    if len(routes.dangling):
+        router, port, target = routes.dangling[0]
+        raise ValueError(f"routing={scheme.name} is invalid on {topo.name}: its routes take {len(routes.dangling)} "
+                         f"failed link(s) (router {router} port {port} towards router {target}, ...); its tables "
+                         f"do not follow the faulty graph: use one that does (e.g. minimal, valiant, polarized, ksp)")
+    pairs = topo.n_routers * (topo.n_routers - 1)
+    if len(routes.served) < pairs:
+        served = set(map(tuple, routes.served.tolist()))
+        missing = [(s, d) for s in range(topo.n_routers) for d in range(topo.n_routers) if s != d and (s, d) not in served]
+        shown = ", ".join(f"{s}->{d}" for s, d in missing[:5])
+        raise ValueError(f"routing={scheme.name} is invalid on {topo.name}: it cannot serve {len(missing)} router "
+                         f"pair(s) ({shown}{', ...' if len(missing) > 5 else ''}): none of their routes arrives")
+    if len(routes.stuck):
+        log.warning("routing=%s on %s: routes of %d of %d router pairs may reach a router with no candidate port "
+                    "(e.g. %d->%d); packets that do wait there (no_route_events)", scheme.name, topo.name,
+                    len(routes.stuck), pairs, *routes.stuck[0])
+    cycle = find_deadlock_cycle(channel_dependency_graph(routes.dependencies))
+    if cycle is not None:
+        raise ValueError(f"routing={scheme.name} is invalid on {topo.name}: its channel dependencies close a "
+                         f"cycle of {len(cycle)} channels (router, port, VC ids {cycle[:4]}...): it can deadlock")
 
 
 def longest_route(built: Network) -> int:

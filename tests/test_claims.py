@@ -17,11 +17,15 @@ from jaxnet.cli.common import CONF_DIR
 from jaxnet.cli.experiment import sweep_jobs
 from jaxnet.results import claims, collect
 
-# the experiments whose claims are a paper's (the fidelity experiments' are the reference simulator's)
+# the experiments whose claims are a paper's (the fidelity experiments' are the reference
+# simulator's; jaxnet's own experiments, such as faults/ and collectives/, claim nothing)
 EXPERIMENTS = sorted(str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix(""))
                      for p in Path(CONF_DIR).glob("experiment/*/*.yaml")
                      if p.parent.name != "fidelity" and "\nexperiment:" in p.read_text()
-                     and "\n  name: " in p.read_text())
+                     and "\n  name: " in p.read_text() and "\n  claims:" in p.read_text())
+# every paper figure (fig<N>.yaml) compares itself with its paper
+FIGURES = sorted(str(p.relative_to(Path(CONF_DIR) / "experiment").with_suffix(""))
+                 for p in Path(CONF_DIR).glob("experiment/*/fig*.yaml"))
 # the papers' texts (not part of the repository): set JAXNET_PAPERS to check the quotes
 PAPERS = Path(os.environ.get("JAXNET_PAPERS", "/work/shared/papers"))
 PAPER_FILES = {"Polarized routing": "polarized-routing.md", "Ant Mill": "ant-mill-adversarial-traffic.md",
@@ -140,6 +144,10 @@ def _selections(expression: str) -> list[tuple[str, str]]:
     """(column, value) of every keyword a claim's expression selects rows by."""
     return [(k.arg, k.value.value) for node in ast.walk(ast.parse(expression, mode="eval"))
             if isinstance(node, ast.Call) for k in node.keywords]
+
+
+def test_every_paper_figure_has_claims():
+    assert FIGURES and set(FIGURES) <= set(EXPERIMENTS)
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)

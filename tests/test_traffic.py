@@ -80,7 +80,7 @@ def check_distribution(table, topo, own_allowed=False):
 
 # ----- every registered pattern from its conf file --------------------------------------
 # patterns built on the papers' uniform (any other server) may pick the own router
-OWN_ROUTER_ALLOWED = ("uniform", "all_to_all", "hot_region", "mixture", "server_permutation")
+OWN_ROUTER_ALLOWED = ("uniform", "all_to_all", "hot_region", "mixture", "server_permutation", "collective")
 TOPOLOGY_FOR = {"adv_group": "dragonfly", "adv_local": "dragonfly", "tornado": "torus",
                 "neighbour": "torus", "bit_complement": "torus", "transpose": "torus"}
 

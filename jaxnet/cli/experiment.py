@@ -6,7 +6,9 @@ An experiment file sets the top-level keys `scale` (small | paper), `line` and `
 
     experiment:
       name, title         the figure; its title names the papers' network
-      plots               throughput, latency, jain, hops, bars (maximum accepted load)
+      plots               throughput, latency, tail, jain, hops, bars (maximum accepted load),
+                          faults (maximum accepted load vs links failed), completion
+                          (collectives: completion time and effective bandwidth vs size)
       panel, group        how curve figures split (traffic | network) and how bars group
                           (bars: a panel per network)
       lines               name -> {routing: {...}, router: {...}, only: [networks], label}: the

@@ -32,9 +32,11 @@ def main(cfg: DictConfig) -> None:
         return
     collect.write_outputs([dict(r) for r in rows], out_dir, merged_csv=False, formats=formats)
     for row in rows:
+        completion = (f", completed at cycle {row['completion_cycles']}" if str(row.get("complete")) == "True" else
+                      ", not complete" if str(row.get("complete")) == "False" else "")
         print(f"{row['traffic']}: load {float(row['offered_load']):.3f} seed {row['seed']}: accepted "
               f"{float(row['accepted_load']):.4f} (min {float(row['accepted_load_min']):.4f}), "
-              f"latency {float(row['message_latency']):.1f} cycles")
+              f"latency {float(row['message_latency']):.1f} cycles{completion}")
     print(f"results: {out_dir / 'results.csv'}")
 
 

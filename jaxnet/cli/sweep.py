@@ -27,7 +27,7 @@ from jaxnet.cli.common import FAILED, RunFailed
 from jaxnet.cli.experiment import resolve
 from jaxnet.core.files import require_writable, write_atomic
 from jaxnet.core.validate import require
-from jaxnet.results import collect, plots
+from jaxnet.results import collect, plots, records
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
 from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
@@ -73,7 +73,7 @@ def run_jobs(jobs: list[tuple[dict, Path | None]], progress: bool = True) -> lis
     first, _ = jobs[0]
     spec = build.sim(first["sim"])
     outs = [None if out is None else Path(out) for _, out in jobs]
-    rows = [_read_rows(out) for out in outs]
+    rows = [_read_rows(out, spec.record) for out in outs]
     # the points to simulate: (config id, point) -> (pattern, [(job, its label, the row's place in the job)])
     todo: dict[tuple, tuple[dict, list[tuple[int, str, int]]]] = {}
     for j, (job, _) in enumerate(jobs):
@@ -94,15 +94,26 @@ def run_jobs(jobs: list[tuple[dict, Path | None]], progress: bool = True) -> lis
         if out is not None:  # every point is done
             for stale in [*out.glob("checkpoint-*.npz"), out / CHECKPOINTS]:
                 stale.unlink(missing_ok=True)
+            if spec.record:
+                formats = plots.check_formats((job.get("plot") or {}).get("formats", plots.DEFAULT_FORMATS))
+                records.figures(out, job_rows, f"{job['topology']['name']}, routing={job['routing']['name']}", formats)
     return rows
 
 
-def _read_rows(out: Path | None) -> list[dict]:
+def _read_rows(out: Path | None, record: tuple[str, ...]) -> list[dict]:
+    """The rows of out/results.csv, less damaged ones and, when `sim.record` asks for
+    record files, those whose record file is missing (they are simulated again)."""
     if out is None:
         return []
     rows, damaged = read_rows(out / "results.csv")
     if damaged:
         log.warning("%d damaged row(s) of %s dropped: they are recomputed", damaged, out / "results.csv")
+    if record:
+        kept = [row for row in rows if records.load(out, [row])]
+        if len(kept) < len(rows):
+            log.info("%d point(s) of %s have no record file: they are simulated again", len(rows) - len(kept),
+                     out / "results.csv")
+        rows = kept
     return rows
 
 
@@ -134,9 +145,13 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
         for index, new_rows, stuck in simulate_sub_batches(network, sub_batches, spec, workers, bar.update):
             changed = set()
             for place, row, buffers in zip(batches[index][0], new_rows, stuck):
-                cid, _ = keys[place]
+                cid, point = keys[place]
                 pattern, wanted = todo[keys[place]]
+                record = row.pop("record", None)
                 for j, label, order in wanted:
+                    if record is not None and outs[j] is not None:
+                        row["record_file"] = records.save(outs[j], label, point, record, window=spec.window,
+                                                          warmup_cycles=row["warmup_cycles"], measure=spec.measure)
                     finished[j][order] = decorate({**row, "stuck_buffers": "; ".join(buffers), "workers": workers,
                                                    "sub_batch": size}, jobs[j][0], cid, label, pattern)
                     changed.add(j)

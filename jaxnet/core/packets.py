@@ -19,7 +19,11 @@ PATH = 9  # path id (source routing) or per-packet random word
 CLASS_HOPS = 10  # hops on links of class >= 1 (Dragonfly: global) in the current phase
 ENTERS_RING = 11  # 1 if the hop it is making enters a ring (bubble flow control), else 0
 N_FIELDS = 12
+# Records of finite workloads (`jaxnet.sim.workload`) have one more field: the step of the
+# sender's program the packet belongs to; open-loop records stay N_FIELDS wide.
+STEP = N_FIELDS
 
-# Fields of a source-queue entry.
+# Fields of a source-queue entry (and the step, in finite workloads).
 Q_DST, Q_DST_R, Q_CREATED = 0, 1, 2
 N_QUEUE_FIELDS = 3
+Q_STEP = N_QUEUE_FIELDS

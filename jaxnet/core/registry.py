@@ -26,11 +26,14 @@ class Registry:
     """The entries of one config group or option, keyed by config name.
 
     `leading` is the number of positional arguments every builder takes before its
-    config keys (e.g. a traffic pattern's topology and random generator)."""
+    config keys (e.g. a traffic pattern's topology and random generator); `common` the keys
+    every entry of the group accepts that are applied around the builders, not passed to
+    them (e.g. a topology's `faults`)."""
 
-    def __init__(self, group: str, entries: Mapping[str, Any], leading: int = 0):
+    def __init__(self, group: str, entries: Mapping[str, Any], leading: int = 0, common: tuple[str, ...] = ()):
         self.group = group
         self.leading = leading
+        self.common = tuple(common)
         self._entries = dict(entries)
 
     def __contains__(self, name: object) -> bool:
@@ -68,7 +71,7 @@ class Registry:
         name the parameter as `<where>.<key>` (default: the group)."""
         where = where or self.group
         require(isinstance(cfg, Mapping), where, cfg, "a config group with a `name`")
-        params = dict(cfg)
+        params = {k: v for k, v in cfg.items() if k not in self.common}
         name = params.pop("name", None)
         self.get(name, f"{where}.name")
         accepted = self.options(name)

@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 
 from jaxnet.core.files import write_atomic
 from jaxnet.results import claims, labels, plots, summary
-from jaxnet.results.table import NOT_RESULTS, read_rows, write_rows
+from jaxnet.results.table import NOT_RESULTS, read_rows, results_sim, results_topology, write_rows
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel, output)
 _IGNORED = tuple(f"sim.{key}" for key in NOT_RESULTS["sim"]) + (
@@ -91,7 +91,12 @@ def _curve_config(row: Mapping) -> dict:
             out[key] = keep(value, dotted + ".") if isinstance(value, Mapping) else value
         return out
 
-    return keep(config_of(row), "")
+    config = keep(config_of(row), "")
+    if isinstance(config.get("sim"), Mapping):
+        config["sim"] = results_sim(config["sim"])
+    if isinstance(config.get("topology"), Mapping):
+        config["topology"] = results_topology(config["topology"])
+    return config
 
 
 def _line_labels(experiment: Mapping, rows: Sequence[Mapping]) -> dict[str, str]:
@@ -189,6 +194,28 @@ def assign_panels(rows: Sequence[dict], by: str) -> dict[str, str]:
     return labels.distinguish(titles, configs)
 
 
+def _unfaulty(row: Mapping) -> dict:
+    """The row's topology config without its faults."""
+    return {k: v for k, v in config_of(row)["topology"].items() if k != "faults"}
+
+
+def _family(row: Mapping) -> str:
+    """The network a row's topology is, failed links aside (the `faults` figure's panels)."""
+    return json.dumps(_unfaulty(row), sort_keys=True, default=str)
+
+
+def _collective_panel(row: Mapping) -> str:
+    """A finite workload's panel: its network and its kind of collective."""
+    pattern = _parsed(row["pattern"]) if str(row.get("pattern", "")).startswith("{") else {}
+    return f"{row.get('network') or row['topology']}|{pattern.get('kind', row['traffic'])}"
+
+
+def _collective_title(row: Mapping) -> str:
+    pattern = _parsed(row["pattern"]) if str(row.get("pattern", "")).startswith("{") else {}
+    kind = str(pattern.get("kind", row["traffic"])).replace("_", " ")
+    return f"{kind}, {labels.topology_name(config_of(row)['topology'])}"
+
+
 def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                   formats: Sequence[str] = plots.DEFAULT_FORMATS) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
@@ -217,7 +244,16 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
         bounds = [b for b in experiment.get("bounds", []) if b.get("scale", None) in (None, *scales)]
         for kind in experiment.get("plots", ["throughput", "latency", "jain", "hops"]):
             path = out_dir / f"{prefix}{kind}.png"
-            if kind == "bars":  # a panel per network, a bar group per pattern
+            if kind == "faults":  # a panel per network family, failed links on the x axis
+                written += plots.save(plots.build_faults(group, _title(group, experiment, "network"),
+                                                         _line_labels(experiment, group), _family,
+                                                         {_family(r): labels.topology_name(_unfaulty(r)) for r in group}),
+                                      path, formats)
+            elif kind in plots.COMPLETION:  # finite workloads: a panel per network and collective
+                titles = {_collective_panel(r): _collective_title(r) for r in group}
+                written += plots.save(plots.build_completion(group, kind, _title(group, experiment, "network"),
+                                                             curve_labels, _collective_panel, titles), path, formats)
+            elif kind == "bars":  # a panel per network, a bar group per pattern
                 group_key = experiment.get("group", "traffic")
                 group_titles = {r[group_key]: labels.panel_title(str(r[group_key])) for r in group}
                 network_titles = {r.get("network", ""): labels.topology_name(config_of(r)["topology"])

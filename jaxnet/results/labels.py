@@ -137,7 +137,18 @@ def topology_name(topology: Mapping) -> str:
         "file": lambda t: str(t.get("path", "")).rsplit("/", 1)[-1],
     }.get(name)
     servers = topology.get("servers_per_router")
-    return " ".join(filter(None, [text, size(topology) if size else ""])) + (f", p={servers}" if servers else "")
+    return (" ".join(filter(None, [text, size(topology) if size else ""])) + (f", p={servers}" if servers else "")
+            + _faults_text(topology.get("faults")))
+
+
+def _faults_text(faults) -> str:
+    """', 10% of links failed' for a `topology.faults` mapping ('' for none)."""
+    if not isinstance(faults, Mapping):
+        return ""
+    if faults.get("fraction") is not None:
+        return f", {100 * float(faults['fraction']):g}% of links failed" if float(faults["fraction"]) else ""
+    count = faults.get("count") if faults.get("count") is not None else len(faults.get("links") or [])
+    return f", {count} link{'s' if count != 1 else ''} failed" if count else ""
 
 
 def flatten(config: Mapping, prefix: str = "") -> dict:

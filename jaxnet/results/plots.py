@@ -1,5 +1,5 @@
-"""Figures that read like the papers': accepted vs offered load, latency vs accepted load,
-Jain index, path length, and maximum-throughput bars; a panel per traffic pattern (or per
+"""Figures that read like the papers': accepted vs offered load, latency (mean and 99th
+percentile) vs accepted load, Jain index, path length, and maximum-throughput bars; a panel per traffic pattern (or per
 network), a line per curve, seeds as a band, analytic bounds as dashed lines.
 
 A curve is one configuration: rows of different configurations are never averaged. Its
@@ -35,6 +35,8 @@ CURVES = {
                    "accepted load (phits/cycle/server)", True, True),
     "latency": ("accepted_load", "message_latency", "accepted load (phits/cycle/server)",
                 "average message latency (cycles)", False, True),
+    "tail": ("accepted_load", "latency_p99", "accepted load (phits/cycle/server)",
+             "99th percentile message latency (cycles)", False, True),
     "jain": ("offered_load", "jain_generated", "offered load (phits/cycle/server)",
              "Jain index of generated load", True, True),
     "hops": ("offered_load", "average_hops", "offered load (phits/cycle/server)",
@@ -288,3 +290,150 @@ def bars_figure(rows: Sequence[Mapping], path: Path, title: str, panel_key: str 
     """`build_bars` written to `path` in each format; returns the files."""
     return save(build_bars(rows, title, panel_key, group_key, bounds, labels, panel_titles, group_titles),
                 path, formats)
+
+
+def _point_label(row: Mapping) -> str:
+    return f"load {_num(row['offered_load']):g}, seed {row['seed']}"
+
+
+def build_series(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
+    """Time series of recorded points (`sim.record: [series]`): accepted load (top) and mean
+    message latency (bottom) per window against the cycle, a column per pattern, a line per
+    point, its measurement window shaded."""
+    plt = pyplot()
+    columns = list(dict.fromkeys(row["traffic"] for row, _ in recorded))
+    loads = sorted({_num(row["offered_load"]) for row, _ in recorded})
+    cmap = plt.cm.viridis
+    fig = plt.figure(figsize=(PANEL[0] * len(columns) + 1.6, 2 * PANEL[1] + 0.5), layout="constrained")
+    axes = fig.subplots(2, len(columns), squeeze=False, sharex="col")
+    for col, label in enumerate(columns):
+        top, bottom = axes[0, col], axes[1, col]
+        for row, arrays in recorded:
+            if row["traffic"] != label:
+                continue
+            colour = cmap(loads.index(_num(row["offered_load"])) / max(len(loads) - 1, 1) * 0.9)
+            width = float(arrays["cycle"][1] - arrays["cycle"][0]) if len(arrays["cycle"]) > 1 else 1.0
+            middle = arrays["cycle"] + width / 2
+            top.plot(middle, arrays["accepted_load"], lw=1.1, color=colour, label=_point_label(row))
+            bottom.plot(middle, arrays["latency"], lw=1.1, color=colour)
+            start = _num(row.get("warmup_cycles", row.get("warmup")))
+            if np.isfinite(start):
+                for ax in (top, bottom):
+                    ax.axvspan(start, start + _num(row["measure"]), color=colour, alpha=0.06, lw=0)
+        top.set_title(_wrap(label, PANEL[0], FONT), fontsize=FONT)
+        bottom.set_xlabel("cycle", fontsize=FONT)
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=FONT - 1)
+            ax.grid(alpha=0.3)
+            ax.set_ylim(bottom=0)
+    axes[0, 0].set_ylabel("accepted load\n(phits/cycle/server)", fontsize=FONT)
+    axes[1, 0].set_ylabel("mean message latency\n(cycles)", fontsize=FONT)
+    handles, names = axes[0, -1].get_legend_handles_labels()
+    if handles:
+        axes[0, -1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                           fontsize=FONT - 1, frameon=False)
+    fig.suptitle(_wrap(title + "\n(shaded: each point's measurement window)", fig.get_size_inches()[0], FONT + 1),
+                 fontsize=FONT + 1)
+    return fig
+
+
+def build_links(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
+    """Per-port records of points (`sim.record: [links]`) as heatmaps, router by port, a
+    column per point: the utilisation of router-to-router links (top; blank: no link on that
+    port) and the mean packets waiting in each input port's buffers, its VCs summed (bottom;
+    the injection ports last), each row on one colour scale."""
+    plt = pyplot()
+    occupancy = [arrays["input_occupancy"].sum(axis=-1) for _, arrays in recorded]
+    rows_of = [("link_utilisation", "link utilisation\n(phits/cycle)", "magma",
+                [arrays["link_utilisation"] for _, arrays in recorded]),
+               ("input_occupancy", "packets waiting in\ninput buffers", "viridis", occupancy)]
+    cols = len(recorded)
+    fig = plt.figure(figsize=(1.8 * cols + 1.4, 2 * PANEL[1] * 1.2 + 0.6), layout="constrained")
+    axes = fig.subplots(2, cols, squeeze=False)
+    for r, (_, label, cmap, images) in enumerate(rows_of):
+        top = max(float(np.nanmax(image)) for image in images) or 1.0
+        for c, ((row, _), image) in enumerate(zip(recorded, images)):
+            ax = axes[r, c]
+            shown = ax.imshow(image, aspect="auto", interpolation="nearest", vmin=0, vmax=top, cmap=cmap)
+            ax.set_title(f"{_point_label(row)}\nmean {np.nanmean(image):.3f}, max {np.nanmax(image):.3f}",
+                         fontsize=FONT - 1)
+            ax.set_xlabel("port", fontsize=FONT)
+            ax.tick_params(labelsize=FONT - 1)
+            if c == 0:
+                ax.set_ylabel("router", fontsize=FONT)
+        bar = fig.colorbar(shown, ax=axes[r].tolist(), shrink=0.9)
+        bar.set_label(label, fontsize=FONT)
+        bar.ax.tick_params(labelsize=FONT - 1)
+    fig.suptitle(_wrap(title, fig.get_size_inches()[0], FONT + 1), fontsize=FONT + 1)
+    return fig
+
+
+def build_faults(rows: Sequence[Mapping], title: str, line_labels: Mapping[str, str], panel_of, panel_titles):
+    """Throughput against failed links: the maximum accepted load (the peak over the offered
+    loads of the mean over seeds) against the fraction of links failed (`failed_link_fraction`,
+    0 without faults), a line per experiment line, a panel per network family (`panel_of(row)`,
+    titled by `panel_titles`)."""
+    panels = defaultdict(list)
+    for row in rows:
+        panels[panel_of(row)].append(row)
+    names = [line_labels.get(line, line) for line in dict.fromkeys(r.get("line", "") for r in rows)]
+    cmap = pyplot().cm.tab10
+    colours = {name: cmap(i % cmap.N) for i, name in enumerate(dict.fromkeys([*line_labels.values(), *names]))}
+    fig, axes = _figure(len(panels), _columns(len(panels), 4), PANEL, names, True)
+    extent = []
+    for ax, (panel, members) in zip(axes.ravel(), panels.items()):
+        by_line = defaultdict(lambda: defaultdict(list))
+        for row in members:
+            by_line[row.get("line", "")][_num(row.get("failed_link_fraction", 0.0))].append(row)
+        for line, by_fraction in by_line.items():
+            fractions = sorted(by_fraction)
+            peaks = [peak_accepted(by_fraction[f]) for f in fractions]
+            extent += peaks
+            name = line_labels.get(line, line)
+            ax.plot(100 * np.asarray(fractions), peaks, marker="o", ms=3, lw=1.2, color=colours[name], label=name)
+        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.tick_params(labelsize=FONT - 1)
+        ax.grid(alpha=0.3)
+    _y_range(axes, extent, True)
+    _finish(fig, axes, len(panels), "links failed (%)", "maximum accepted load\n(phits/cycle/server)", title)
+    return fig
+
+
+COMPLETION = {  # figure -> (y column, y label): finite workloads (traffic=collective)
+    "completion": ("completion_cycles", "completion time (cycles)"),
+    "bandwidth": ("effective_bandwidth", "effective bandwidth\n(phits/cycle/server)"),
+}
+
+
+def build_completion(rows: Sequence[Mapping], kind: str, title: str, curve_labels: Mapping[str, str],
+                     panel_of, panel_titles: Mapping[str, str]):
+    """Finite workloads: completion time (or effective bandwidth, `kind` of COMPLETION) against
+    the packets each server sends, a panel per `panel_of(row)` (network and collective), a line
+    per curve, the seeds' range as a band; rows that did not complete are left out."""
+    y_key, y_label = COMPLETION[kind]
+    done = [r for r in rows if str(r.get("complete")) == "True"]
+    panels = defaultdict(list)
+    for row in done:
+        panels[panel_of(row)].append(row)
+    curves, names, colours = _order(done, curve_labels)
+    fig, axes = _figure(max(len(panels), 1), _columns(max(len(panels), 1), 4), PANEL,
+                        list(dict.fromkeys(names.values())), False)
+    for ax, (panel, members) in zip(axes.ravel(), panels.items()):
+        for curve in (c for c in curves if any(r["curve"] == c for r in members)):
+            by_size = defaultdict(list)
+            for row in members:
+                if row["curve"] == curve:
+                    by_size[_num(row["packets_per_server"])].append(_num(row[y_key]))
+            sizes = sorted(by_size)
+            values = [by_size[s] for s in sizes]
+            ax.plot(sizes, [np.mean(v) for v in values], marker="o", ms=3, lw=1.2, color=colours[curve],
+                    label=names[curve])
+            if any(len(v) > 1 for v in values):
+                ax.fill_between(sizes, [min(v) for v in values], [max(v) for v in values], alpha=0.2,
+                                color=colours[curve], lw=0)
+        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.tick_params(labelsize=FONT - 1)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+    _finish(fig, axes, max(len(panels), 1), "packets sent per server", y_label, title)
+    return fig

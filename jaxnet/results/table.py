@@ -30,14 +30,27 @@ CHECKSUM = "row_sha"
 REQUIRED_COLUMNS = ("config_id", "offered_load", "seed", "config", CHECKSUM)
 # Config parts that do not change results (how a batch is run, where it is written).
 NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "checkpoint_every",
-                       "check_invariants", "sub_batch", "workers", "allow_deadlock")}
+                       "check_invariants", "sub_batch", "workers", "allow_deadlock", "record")}
+# sim keys that change results only under an automatic warm-up (sim.warmup: auto)
+AUTO_WARMUP_KEYS = ("window", "warmup_tolerance", "warmup_max")
+
+
+def results_topology(topology: Mapping) -> dict:
+    """A `topology` config group without `faults: null` (no faults: as if the key were absent)."""
+    return {k: v for k, v in topology.items() if not (k == "faults" and v is None)}
+
+
+def results_sim(sim: Mapping) -> dict:
+    """The keys of a `sim` config group that change results."""
+    auto = sim.get("warmup") == "auto"
+    return {k: v for k, v in sim.items() if k not in NOT_RESULTS["sim"] and (auto or k not in AUTO_WARMUP_KEYS)}
 
 
 def config_id(config: Mapping, pattern: Mapping) -> str:
     """Short stable hash of what changes the results of a point: topology, routing, router,
     the traffic pattern and the cycles."""
-    sim = {k: v for k, v in config["sim"].items() if k not in NOT_RESULTS["sim"]}
-    blob = json.dumps({**{k: config[k] for k in ("topology", "routing", "router")},
+    sim = results_sim(config["sim"])
+    blob = json.dumps({"topology": results_topology(config["topology"]), **{k: config[k] for k in ("routing", "router")},
                        "traffic": pattern, "sim": sim}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

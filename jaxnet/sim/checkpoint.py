@@ -15,7 +15,9 @@ import numpy as np
 def signature(network, points, spec) -> str:
     """What a checkpoint must match: the network, the points and the cycles."""
     blob = json.dumps([network.topo.name, network.routing.name, repr(network.routing), repr(network.layout),
-                       list(points), spec.warmup, spec.measure, spec.chunk, spec.generate_until, spec.watchdog])
+                       list(points), spec.warmup, spec.measure, spec.chunk, spec.generate_until, spec.watchdog,
+                       *((spec.window, spec.warmup_tolerance, spec.warmup_max) if spec.auto_warmup else ()),
+                       *((spec.window, sorted(spec.record)) if spec.record else ())])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -23,11 +23,18 @@ from jaxnet.sim.phases import take_port
 @dataclasses.dataclass
 class RouteSet:
     """dependencies: int64 [n, 2] distinct (channel, next channel) pairs;
-    longest: longest route found (hops); corners: states with no candidate at all."""
+    longest: longest route found (hops); corners: states with no candidate at all;
+    stuck: int64 [m, 2] distinct (source, destination) router pairs of routes that reach
+    such a state; served: int64 [m, 2] distinct pairs with at least one route that arrives;
+    dangling: int64 [m, 3] distinct (router, port, destination router) of candidates through
+    a port that leads to no router (a failed or unused link)."""
 
     dependencies: np.ndarray
     longest: int
     corners: int
+    stuck: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    served: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    dangling: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int64))
 
 
 def explore_routes(network, draws: int = 4, seed: int = 0, max_hops: int | None = None) -> RouteSet:
@@ -43,19 +50,25 @@ def explore_routes(network, draws: int = 4, seed: int = 0, max_hops: int | None 
     bits = jax.random.bits(jax.random.PRNGKey(seed), (len(src),), jnp.uint32)
     packets = np.asarray(routing.at_injection(network.tables, jnp.asarray(src), jnp.asarray(packets), bits))
     router, previous = src.astype(np.int32), np.full(len(src), -1, np.int64)
-    deps, longest, corners = [], 0, 0
+    deps, longest, corners, stuck, served, dangling = [], 0, 0, [], [], []
     step = jax.jit(lambda r, p: _expand(network, r, p))
     while len(router):
         arrived = packets[:, pk.DST_R] == router
         longest = max(longest, int(packets[arrived, pk.HOPS].max(initial=0)))
+        served.append(packets[arrived][:, [pk.SRC, pk.DST_R]])
         router, packets, previous = router[~arrived], packets[~arrived], previous[~arrived]
         if not len(router):
             break
         if int(packets[:, pk.HOPS].max()) >= limit:
             raise RuntimeError(f"routing={routing.name}: a route exceeds {limit} hops (livelock?)")
         ok, vc, moved = (np.asarray(x) for x in step(jnp.asarray(router), jnp.asarray(packets)))
-        corners += int((~ok.any(axis=1)).sum())
+        cornered = ~ok.any(axis=1)
+        corners += int(cornered.sum())
+        stuck.append(packets[cornered][:, [pk.SRC, pk.DST_R]])
         rows, port = np.nonzero(ok)
+        leads = topo.neighbor[router[rows], port] >= 0
+        dangling.append(np.stack([router[rows], port, packets[rows, pk.DST_R]], axis=1)[~leads])
+        rows, port = rows[leads], port[leads]
         channel = (router[rows].astype(np.int64) * ports + port) * v_count + vc[rows, port]
         has_prev = previous[rows] >= 0
         deps.append(np.stack([previous[rows][has_prev], channel[has_prev]], axis=1))
@@ -64,8 +77,11 @@ def explore_routes(network, draws: int = 4, seed: int = 0, max_hops: int | None 
                                 channel[:, None].astype(np.int32)], axis=1)
         state = np.unique(state, axis=0)
         router, packets, previous = state[:, 0], state[:, 1:-1], state[:, -1].astype(np.int64)
-    pairs = np.unique(np.concatenate(deps), axis=0) if deps else np.zeros((0, 2), np.int64)
-    return RouteSet(pairs, longest, corners)
+    def distinct(parts, width):
+        return np.unique(np.concatenate(parts).astype(np.int64), axis=0) if parts else np.zeros((0, width), np.int64)
+
+    return RouteSet(distinct(deps, 2), longest, corners, distinct(stuck, 2), distinct(served, 2),
+                    distinct(dangling, 3))
 
 
 def _expand(network, router, packets):

@@ -27,6 +27,7 @@ from jaxnet.core import rng
 from jaxnet.core.gather import take_pair
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import keys
+from jaxnet.sim import workload as workloads
 from jaxnet.sim.layout import Model, NetArrays
 from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES
 from jaxnet.sim.rings import (
@@ -231,9 +232,11 @@ def inject(model: Model, inputs: Rings, queue: Rings, server_busy, servers: Subs
     inject_vc = choose_injection_vc(model, inputs, ids, server, q_head, seed, t)
     injected = servers.valid & (pick(server_busy, ids) <= t) & (taken > 0) & (inject_vc < v_count)
     src_router = server // layout.servers_per_router
-    new = jnp.zeros((server.shape[0], pk.N_FIELDS), jnp.int32)
+    new = jnp.zeros((server.shape[0], inputs.slots.shape[1]), jnp.int32)  # finite workloads: and their step
     new = new.at[:, pk.DST].set(q_head[:, pk.Q_DST]).at[:, pk.DST_R].set(q_head[:, pk.Q_DST_R])
     new = new.at[:, pk.CREATED].set(q_head[:, pk.Q_CREATED])
+    if q_head.shape[1] > pk.Q_STEP:
+        new = new.at[:, pk.STEP].set(q_head[:, pk.Q_STEP])
     new = new.at[:, pk.INJECTED].set(t + 1).at[:, pk.READY].set(t + 1)
     new = new.at[:, pk.SRC].set(src_router).at[:, pk.MID].set(-1)
     new = routing.at_injection(model.tables, src_router, new, rng.random_bits_at(seed, t, rng.RNG_INJECT, server))
@@ -244,10 +247,12 @@ def inject(model: Model, inputs: Rings, queue: Rings, server_busy, servers: Subs
     return inputs, queue, server_busy, Injected(injected, ring, was_empty, q_head)
 
 
-def generate(model: Model, traffic: Traffic, generates, queue: Rings, queue_heads, servers: Subset, seed, t):
+def generate(model: Model, traffic: Traffic, generates, queue: Rings, queue_heads, servers: Subset, seed, t,
+             workload=None):
     """(queue, enqueued bool [N], missed bool [N]) of the servers visited: a server that
-    generates (`generating`) draws the destination from the traffic table; a full source
-    queue counts a missed generation. `queue_heads`: what `inject` read of the queues;
+    generates (`generating`) draws the destination from the traffic table, or takes the
+    next of its finite `workload`'s program (`jaxnet.sim.workload`); a full source queue
+    counts a missed generation. `queue_heads`: what `inject` read of the queues;
     written where nothing is enqueued (writes that are dropped), so that the write depends on
     that read and XLA orders the read first instead of copying the queues every cycle."""
     layout = model.layout
@@ -255,10 +260,14 @@ def generate(model: Model, traffic: Traffic, generates, queue: Rings, queue_head
     ids, server = servers.ids, ring_ids(queue, servers.ids)  # a source queue per server
     generates = servers.valid & pick(generates, ids)
     dst, dst_router = sample_destinations(traffic, layout.servers_per_router, seed, t, server)
+    columns = [dst, dst_router, jnp.full_like(dst, t)]
+    if workload is not None:
+        dst, step = workloads.destinations(traffic.program, workload, server, dst)
+        columns = [dst, dst // layout.servers_per_router, jnp.full_like(dst, t), step]
     _, taken, _ = counters(queue, ids)
     fits = taken < q_depth
     enqueued = generates & fits
-    entry = jnp.stack([dst, dst_router, jnp.full_like(dst, t)], axis=1)
+    entry = jnp.stack(columns, axis=1)
     entry = jnp.where(enqueued[:, None], entry, queue_heads)
     queue, _ = push(queue, server, enqueued, entry, q_depth)
     return queue, enqueued, generates & ~fits

@@ -27,7 +27,7 @@ from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.network import Network
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.state import init_state
-from jaxnet.sim.stats import summarize
+from jaxnet.sim.stats import Measurement, recordings, summarize
 from jaxnet.sim.step import Params, run_cycles
 from jaxnet.sim.work import Work, heads_sleep, no_sleep
 from jaxnet.traffic.base import TrafficTable
@@ -37,14 +37,15 @@ _INT_MAX = 2**31 - 1
 
 
 @functools.lru_cache(maxsize=32)
-def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int, vmap_width: int | None, work: Work):
+def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int, vmap_width: int | None, work: Work,
+                     measurement: Measurement = Measurement()):
     """jit of n_cycles steps of a batch -> (state, heads asleep, int32 [batch, 6] the most
     entries each work list needed in a cycle): vmap over `vmap_width` simulations at a time
     (the whole batch when None), lax.map over the rest. The input state is kept (a chunk
     whose lists overflowed is redone from it); cached per structure."""
 
     def one(net, tables, params, state, sleep):
-        return run_cycles(Model(layout, routing, net, tables), work, params, state, sleep, n_cycles)
+        return run_cycles(Model(layout, routing, net, tables), work, params, state, sleep, n_cycles, measurement)
 
     def batch(net, tables, params, state, sleep):
         n = jax.tree_util.tree_leaves(state)[0].shape[0]
@@ -55,12 +56,14 @@ def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int, vmap
     return jax.jit(batch)
 
 
-def advance_chunk(network: Network, params, state, sleep, n_cycles: int, vmap_width, lists: tuple, tier):
+def advance_chunk(network: Network, params, state, sleep, n_cycles: int, vmap_width, lists: tuple, tier,
+                  measurement: Measurement = Measurement()):
     """(state, heads asleep after n_cycles, the most entries each work list needed in a
     cycle, the capacities used): runs with capacities `tier` and redoes the chunk with
     larger ones while a list overflowed."""
     while True:
-        advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, capacities.work(tier))
+        advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, capacities.work(tier),
+                                   measurement)
         new_state, new_sleep, peak = advance(network.net, network.tables, params, state, sleep)
         peak = np.asarray(peak).max(axis=0)
         if tier is None or bool(np.all(peak <= np.asarray(tier))):
@@ -86,11 +89,11 @@ def simulations_that_fit(layout: Layout) -> int | None:
 
 
 @functools.lru_cache(maxsize=32)
-def compiled_init(layout: Layout, sleeps: bool):
+def compiled_init(layout: Layout, sleeps: bool, measurement: Measurement = Measurement()):
     """jit of the empty networks of a batch and, if heads may sleep, nobody asleep."""
 
     def one(key):
-        return init_state(layout, key), no_sleep(layout) if sleeps else None
+        return init_state(layout, key, measurement), no_sleep(layout) if sleeps else None
 
     return jax.jit(jax.vmap(one))
 
@@ -121,7 +124,7 @@ def batch_params(traffic: Sequence[TrafficTable], points: Sequence[tuple[float, 
     return Params(
         load=jnp.asarray([load for load, _ in points], jnp.float32),
         traffic=stack_tables(traffic),
-        warmup=jnp.full(n, spec.warmup, jnp.int32),
+        warmup=jnp.full(n, 0 if spec.auto_warmup else spec.warmup, jnp.int32),
         measure=jnp.full(n, spec.measure, jnp.int32),
         watchdog=jnp.full(n, spec.watchdog + quiet_cycles(layout), jnp.int32),
         generate_until=jnp.full(n, _INT_MAX if spec.generate_until is None else spec.generate_until,
@@ -187,6 +190,39 @@ def _sleeps(network: Network, lists: tuple) -> bool:
     return bool(lists) and heads_sleep(network.model)
 
 
+def measurement_of(network: Network, spec: SimSpec, params: Params | None = None) -> Measurement:
+    """What a run of `spec` counts beyond the usual statistics (static; see `Measurement`),
+    with the batch's traffic `params` (a finite workload's steps)."""
+    layout = network.layout
+    program = None if params is None else params.traffic.program
+    require(program is None or not spec.auto_warmup, "sim.warmup", spec.warmup,
+            "a number of cycles with a finite workload (traffic=collective): it runs from cycle 0 to completion")
+    if spec.auto_warmup:
+        require(spec.window > layout.router.packet_size, "sim.window", spec.window,
+                f"more cycles than a packet's length ({layout.router.packet_size}) with sim.warmup=auto")
+    if "links" in spec.record:
+        depth = max(layout.input_depth, layout.router.output_buffer)
+        require(depth * spec.measure < 2**31, "sim.measure", spec.measure,
+                f"at most {(2**31 - 1) // depth} cycles with sim.record=[links] (buffers of {depth} packets)")
+    cycles = math.ceil(spec.total / spec.chunk) * spec.chunk
+    return Measurement(auto_warmup=spec.auto_warmup, tolerance=spec.warmup_tolerance,
+                       warmup_max=spec.warmup_max, window=spec.window,
+                       series=math.ceil(cycles / spec.window) if "series" in spec.record else 0,
+                       links="links" in spec.record, steps=0 if program is None else int(program.packets.shape[-1]))
+
+
+def _finished(state, spec: SimSpec, measurement: Measurement) -> bool:
+    """Whether every simulation of the batch has finished what it measures before the run's
+    last cycle: under an automatic warm-up, its measurement window; a finite workload, its
+    last packet."""
+    if measurement.steps:
+        return bool(np.all(np.asarray(jax.device_get(state.workload.done_at)) >= 0))
+    if not measurement.auto_warmup:
+        return False
+    start, cycle = (np.asarray(x) for x in jax.device_get((state.window.start, state.cycle)))
+    return bool(np.all(start.astype(np.int64) + spec.measure <= cycle))
+
+
 def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
              spec: SimSpec, on_cycles: Callable[[int], None] | None = None, checkpoint: Path | None = None,
              pad_to: int = 1):
@@ -203,10 +239,11 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     """
     n = len(points)
     batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
+    measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
     width = spec.resolved_vmap_width(network.layout)
-    state, sleep = compiled_init(network.layout, _sleeps(network, lists))(keys)
+    state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
     chunks = math.ceil(spec.total / spec.chunk)
     done = 0
     run = checkpoints.signature(network, batch_points, spec)
@@ -222,7 +259,11 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     tier = capacities.first(network.layout, lists, max(load for load, _ in points))
     previous = 0  # the peak of the chunk before: none, the network starts empty
     for i in range(done, chunks):
-        state, sleep, peak, tier = advance_chunk(network, params, state, sleep, spec.chunk, width, lists, tier)
+        if _finished(state, spec, measurement):
+            report(spec.chunk * (chunks - i) * n)
+            break
+        state, sleep, peak, tier = advance_chunk(network, params, state, sleep, spec.chunk, width, lists, tier,
+                                                 measurement)
         tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous), peak
         if compile_s is None:
             compile_s = time.perf_counter() - start
@@ -233,15 +274,24 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
         report(spec.chunk * n)
     jax.block_until_ready(state)
     wall = time.perf_counter() - start
-    stats, deadlock_at = jax.device_get((state.stats, state.watchdog.deadlock_at))
-    rows = [summarize(network.topo, network.layout, spec.measure, points[i],
-                      jax.tree_util.tree_map(lambda a: a[i], stats), int(deadlock_at[i]))
-            for i in range(n)]
+    stats, window, workload, deadlock_at, cycle = jax.device_get(
+        (state.stats, state.window, state.workload, state.watchdog.deadlock_at, state.cycle))
+    rows = []
+    for i in range(n):
+        point = jax.tree_util.tree_map(lambda a: a[i], (stats, window, workload))
+        # the window's cycles that ran; a finite workload's window ends when it completed
+        end = int(cycle[i]) if point[2] is None or point[2].done_at < 0 else int(point[2].done_at) + 1
+        measured = max(1, min(spec.measure, end - int(point[1].start)))
+        rows.append(summarize(network.topo, network.layout, measured, points[i], point[0],
+                              int(deadlock_at[i]), point[1], point[2]))
+        if spec.record:
+            rows[-1]["record"] = recordings(network.topo, network.layout, measurement, spec.measure, point[0],
+                                            int(cycle[i]))
     device = jax.devices()[0].device_kind
     layout = network.layout
     for row in rows:  # how it was run, `auto` settings as resolved
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
-                   device=device, devices=jax.device_count(), cycles_simulated=spec.chunk * chunks,
+                   device=device, devices=jax.device_count(), cycles_simulated=int(cycle[0]),
                    vcs=layout.vcs, vc_policy=str(layout.vc_policy), selection=layout.router.selection,
                    vmap_width=width or len(batch_points), work_lists="listed" if lists else "every buffer")
     if checkpoint is not None and Path(checkpoint).exists():
@@ -272,9 +322,10 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     JAX's persistent cache on, the program is stored there: other processes that simulate
     a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
     _, params, keys = _batch(network, traffic, points, spec, pad_to)
+    measurement = measurement_of(network, spec, params)
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
-    state, sleep = compiled_init(network.layout, _sleeps(network, lists))(keys)
+    state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
     tier = capacities.first(network.layout, lists, max(load for load, _ in points))
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
-                               capacities.work(tier))
+                               capacities.work(tier), measurement)
     advance.lower(network.net, network.tables, params, state, sleep).compile()

@@ -27,6 +27,8 @@ FEW_PACKETS = 10
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
           "occupied output rings", "output rings with a packet to send on an idle link",
           "servers with a packet to inject or to generate")
+# What sim.record may list.
+RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
 # VCs, and steps larger ones one at a time (docs/performance.md).
 VMAP_UP_TO = 800
@@ -127,8 +129,16 @@ class SimSpec:
 
     loads: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
     seeds: tuple[int, ...] = (1,)
-    warmup: int = 1000
+    warmup: int | str = 1000  # cycles, or "auto": per point, once stable (`jaxnet.sim.window`)
     measure: int = 2000
+    # The automatic warm-up: windows of `window` cycles (also the time series'), the relative
+    # tolerance within which two consecutive windows agree, and the cycle it ends at the latest.
+    window: int = 500
+    warmup_tolerance: float = 0.05
+    warmup_max: int = 20000
+    # What is recorded beyond the rows (written beside them): "links" (per-port utilisation and
+    # buffer occupancy), "series" (accepted load and latency per window).
+    record: tuple[str, ...] = ()
     chunk: int = 500
     # Cycles without a packet moving (with packets inside) beyond the longest quiet time a
     # moving network can have (`quiet_cycles`) that count as a deadlock.
@@ -157,16 +167,29 @@ class SimSpec:
     def __post_init__(self):
         for key, check in (("loads", _load), ("seeds", _seed)):
             object.__setattr__(self, key, tuple(dict.fromkeys(check(x) for x in getattr(self, key))))
-        require_int(self.warmup, "sim.warmup", 0, MAX_CYCLES, INT32)
+        require(self.warmup == "auto" or (is_int(self.warmup) and 0 <= self.warmup <= MAX_CYCLES), "sim.warmup",
+                self.warmup, f"an integer in [0, {MAX_CYCLES}] (cycles; {INT32}) or 'auto'")
         require_int(self.measure, "sim.measure", 1, MAX_CYCLES, INT32)
         require_int(self.chunk, "sim.chunk", 1, MAX_CYCLES, INT32)
-        longer = "warmup" if self.warmup > self.measure else "measure"
+        require_int(self.window, "sim.window", 1, MAX_CYCLES, INT32)
+        require_number(self.warmup_tolerance, "sim.warmup_tolerance", 0.0, 1.0, low_open=True)
+        require_int(self.warmup_max, "sim.warmup_max", self.window, MAX_CYCLES, INT32)
+        require(self.warmup_max % self.window == 0, "sim.warmup_max", self.warmup_max,
+                f"a multiple of sim.window={self.window}")
+        record = (self.record,) if isinstance(self.record, str) else self.record
+        require(isinstance(record, (list, tuple)) and all(r in RECORDINGS for r in record), "sim.record",
+                self.record, f"a list of {', '.join(RECORDINGS)} (or [])")
+        object.__setattr__(self, "record", tuple(dict.fromkeys(record)))
+        first = self.warmup_max if self.auto_warmup else self.warmup
+        longer = ("warmup_max" if self.auto_warmup else "warmup") if first > self.measure else "measure"
         require(math.ceil(self.total / self.chunk) * self.chunk <= MAX_CYCLES, f"sim.{longer}", getattr(self, longer),
                 f"sim.warmup + sim.measure, rounded up to a multiple of sim.chunk, must be at most {MAX_CYCLES} "
                 f"cycles ({INT32})")
         require_int(self.watchdog, "sim.watchdog", 1, MAX_CYCLES, INT32)
         if self.generate_until is not None:
             require_int(self.generate_until, "sim.generate_until", 0, MAX_CYCLES, INT32)
+            require(self.warmup != "auto", "sim.generate_until", self.generate_until,
+                    "null with sim.warmup=auto: generation may only stop after the warm-up")
             require(self.generate_until >= self.warmup, "sim.generate_until", self.generate_until,
                     f"null or a cycle >= sim.warmup={self.warmup}: generation may only stop after the warm-up")
         for flag in ("allow_deadlock", "check_invariants"):
@@ -202,8 +225,14 @@ class SimSpec:
         return self.vmap_width
 
     @property
+    def auto_warmup(self) -> bool:
+        return self.warmup == "auto"
+
+    @property
     def total(self) -> int:
-        return self.warmup + self.measure
+        """Cycles a run needs (at most: under an automatic warm-up it ends once every point's
+        window has)."""
+        return (self.warmup_max if self.auto_warmup else self.warmup) + self.measure
 
     def resolved_workers(self, router_cycles: int, points: int) -> int:
         """Worker processes for a job of `router_cycles` (routers x cycles x points): on a CPU

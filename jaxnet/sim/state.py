@@ -9,7 +9,9 @@ import jax.numpy as jnp
 from jaxnet.core.packets import N_FIELDS, N_QUEUE_FIELDS
 from jaxnet.sim.layout import Layout
 from jaxnet.sim.spec import MAX_DEPTH
-from jaxnet.sim.stats import Stats, empty_stats
+from jaxnet.sim.stats import Measurement, Stats, empty_stats
+from jaxnet.sim.window import Window, empty_window
+from jaxnet.sim.workload import Workload, empty_workload
 
 
 # A ring's three counters share one int32 word, first | taken << 10 | gone << 20, so that
@@ -93,6 +95,9 @@ class SimState(NamedTuple):
       (the packets inside routers are its sum).
     watchdog: Watchdog.
     stats: Stats.
+    window: Window: where the measurement window is.
+    workload: `jaxnet.sim.workload.Workload` of a finite workload, None for open-loop traffic.
+    Records (and queue entries) of finite workloads carry one more field, their step.
     """
 
     cycle: jnp.ndarray
@@ -108,6 +113,8 @@ class SimState(NamedTuple):
     waiting: jnp.ndarray
     watchdog: Watchdog
     stats: Stats
+    window: Window
+    workload: Workload | None = None
 
 
 def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
@@ -115,17 +122,19 @@ def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
                  jnp.zeros(n * depth, jnp.int32) if freed_later else None)
 
 
-def init_state(layout: Layout, key: jax.Array) -> SimState:
-    """Empty network at cycle 0; `key` seeds all random draws of this simulation."""
+def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measurement()) -> SimState:
+    """Empty network at cycle 0; `key` seeds all random draws of this simulation;
+    `measurement` what it counts beyond the usual statistics."""
     spec = layout.router
     s = layout.servers
     zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
+    finite = int(measurement.steps > 0)  # a finite workload: records carry their step
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
-        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS),
-        outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS),
-        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS, freed_later=False),
+        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS + finite),
+        outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS + finite),
+        queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS + finite, freed_later=False),
         in_busy=zeros(layout.in_vcs),
         out_held=zeros(layout.out_vcs),
         port_busy=zeros(layout.out_ports),
@@ -133,5 +142,7 @@ def init_state(layout: Layout, key: jax.Array) -> SimState:
         server_busy=zeros(s),
         waiting=jnp.zeros((2, layout.vcs), jnp.int32),
         watchdog=Watchdog(jnp.int32(0), jnp.int32(-1)),
-        stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops),
+        stats=empty_stats(s, layout.out_ports, layout.vcs, layout.max_hops, measurement),
+        window=empty_window(),
+        workload=empty_workload(s, measurement.steps) if finite else None,
     )

@@ -10,11 +10,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxnet.sim import phases
+from jaxnet.sim import phases, window
+from jaxnet.sim import workload as workloads
 from jaxnet.sim.layout import Model
 from jaxnet.sim.route import route
 from jaxnet.sim.state import SimState, Watchdog
-from jaxnet.sim.stats import Events, record
+from jaxnet.sim.stats import Events, Measurement, record
 from jaxnet.sim.work import Sleep, Todo, Work
 from jaxnet.traffic.device import Traffic
 
@@ -24,7 +25,8 @@ class Params(NamedTuple):
 
     load: float32 [] offered load, phits/cycle/server.
     traffic: Traffic of this simulation.
-    warmup, measure: int32 [] the measurement window is [warmup, warmup + measure).
+    warmup, measure: int32 [] the measurement window is [warmup, warmup + measure) (under an
+      automatic warm-up, `warmup` is found per simulation: `jaxnet.sim.window`).
     watchdog: int32 [] cycles without movement (packets inside) that count as deadlock.
     generate_until: int32 [] servers generate only before this cycle (then the network drains).
     """
@@ -48,9 +50,11 @@ def watch(watchdog: Watchdog, moved, was_empty, in_network, limit, t) -> Watchdo
     return Watchdog(last_move, jnp.where(stuck, t, watchdog.deadlock_at))
 
 
-def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: Todo) -> tuple[SimState, Todo]:
+def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: Todo,
+               measurement: Measurement = Measurement()) -> tuple[SimState, Todo]:
     """(state, todo) after one cycle. `work` says which rings, heads, links and servers each
-    phase visits (`jaxnet.sim.work`); results do not depend on it."""
+    phase visits (`jaxnet.sim.work`); results do not depend on it. `measurement`: what is
+    counted beyond the usual statistics, and how the measurement window is found."""
     t, seed = state.cycle, state.seed
     inputs, outputs, kept = phases.release_slots(model, state.inputs, state.outputs, todo.inputs, todo.outputs, t)
     heads, todo = work.heads(model, todo, state, inputs, outputs, kept)
@@ -62,36 +66,49 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
     links, todo = work.links(model, todo, state.port_busy, kept, requests, filled, t)
     inputs, outputs, port_busy, port_rr, sent = phases.send_on_links(
         model, inputs, outputs, state.port_busy, state.port_rr, links, t)
-    generates = phases.generating(model, params.traffic, params.load, params.generate_until, seed, t)
+    program, workload = params.traffic.program, state.workload
+    if workload is None:
+        generates = phases.generating(model, params.traffic, params.load, params.generate_until, seed, t)
+    else:
+        generates = workloads.generating(program, workload, state.queue.taken, model.layout.router.source_queue,
+                                         params.generate_until, t)
     servers, todo = work.servers(model, todo, state.queue, state.server_busy, generates, t)
     inputs, queue, server_busy, injected = phases.inject(model, inputs, state.queue, state.server_busy, servers,
                                                          seed, t)
     queue, enqueued, missed = phases.generate(model, params.traffic, generates, queue, injected.queue_heads,
-                                              servers, seed, t)
+                                              servers, seed, t, workload)
     todo = work.next_cycle(model, todo, inputs, outputs, kept, requests, filled, sent, injected)
 
     waiting = phases.count_waiting(model, state.waiting, requests, granted, sent, injected)
     events = Events(
         no_route=requests.no_route, sent=sent.records, port=sent.port, to_router=sent.to_router,
         to_server=sent.to_server, servers=servers.ids, injected=injected.moved, enqueued=enqueued, missed=missed,
-        waiting=waiting)
-    stats = record(state.stats, events, t, model.layout.router.packet_size, model.layout.max_hops,
-                   params.warmup, params.measure)
+        waiting=waiting, vc=sent.vc, down=sent.down, granted=granted, granted_ring=requests.ring,
+        granted_out=requests.out_vc, injected_ring=injected.ring)
+    size = model.layout.router.packet_size
+    start = window.start_of(state.window, measurement, params.warmup)
+    stats = record(state.stats, events, t, size, model.layout.max_hops, start, params.measure, measurement.window)
+    measured = window.advance(state.window, measurement, stats, events, t, size, params.warmup, params.measure)
+    if workload is not None:
+        drained = jnp.all(stats.generated_all == stats.consumed_all)
+        workload = workloads.advance(program, workload, servers.ids, enqueued, sent.records, sent.to_server, t, size,
+                                     params.load, drained)
     moved = jnp.any(granted) | jnp.any(sent.to_router | sent.to_server)
     watchdog = watch(state.watchdog, moved, jnp.sum(state.waiting) == 0, jnp.sum(waiting), params.watchdog, t)
     return SimState(
         cycle=t + 1, seed=seed, inputs=inputs, outputs=outputs, queue=queue, in_busy=in_busy,
         out_held=out_held, port_busy=port_busy, port_rr=port_rr, server_busy=server_busy,
-        waiting=waiting, watchdog=watchdog, stats=stats), todo
+        waiting=waiting, watchdog=watchdog, stats=stats, window=measured, workload=workload), todo
 
 
-def run_cycles(model: Model, work: Work, params: Params, state: SimState, sleep: Sleep | None, n_cycles: int):
+def run_cycles(model: Model, work: Work, params: Params, state: SimState, sleep: Sleep | None, n_cycles: int,
+               measurement: Measurement = Measurement()):
     """(state, heads asleep, int32 [6] the most entries each work list needed in a cycle)
     after `n_cycles` cycles with lax.scan, for one simulation (vmap for a batch)."""
 
     def body(carry, _):
         state, todo, peak = carry
-        state, todo = cycle_step(model, work, params, state, todo)
+        state, todo = cycle_step(model, work, params, state, todo, measurement)
         return (state, todo, jnp.maximum(peak, todo.counts)), None
 
     todo = work.start(model, state, sleep)

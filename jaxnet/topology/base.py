@@ -62,6 +62,8 @@ class Topology:
       sides: side lengths for Cartesian topologies, or None.
       group: int32 [R] group id (Dragonfly), or None.
       params: the builder parameters, for reports.
+      failed_links: int32 [k, 2] router pairs whose link failed (`jaxnet.topology.faults`),
+        or None.
     """
 
     name: str
@@ -74,6 +76,7 @@ class Topology:
     sides: tuple[int, ...] | None = None
     group: np.ndarray | None = None
     params: dict = dataclasses.field(default_factory=dict)
+    failed_links: np.ndarray | None = None
 
     # ----- sizes -------------------------------------------------------------
     @property
@@ -140,6 +143,7 @@ class Topology:
             "servers": self.n_servers,
             "servers_per_router": self.servers_per_router,
             "links": int((self.neighbor >= 0).sum() // 2),
+            **({"failed_links": self.failed_links.tolist()} if self.failed_links is not None else {}),
             "links_by_class": classes,
             "degree_min": int(self.degrees.min()),
             "degree_max": int(self.degrees.max()),

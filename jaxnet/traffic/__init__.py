@@ -15,6 +15,7 @@ from jaxnet.topology.base import Topology
 from jaxnet.traffic import (
     antmill,
     cartesian,
+    collective,
     demand,
     dragonfly_patterns,
     mixture,
@@ -27,6 +28,11 @@ from jaxnet.traffic.base import TrafficTable
 def _mixture(topo: Topology, rng, patterns=(), weights=None) -> TrafficTable:
     """`mixture.mixture`, its sub-patterns built from this registry."""
     return mixture.mixture(topo, rng, patterns, weights, build=PATTERNS.build)
+
+
+def _collective(topo: Topology, rng, kind="all_to_all", packets=1, pattern=None) -> TrafficTable:
+    """`collective.collective`, batch mode's pattern built from this registry."""
+    return collective.collective(topo, rng, kind, packets, pattern, build=PATTERNS.build)
 
 
 PATTERNS = Registry("traffic", {
@@ -47,6 +53,7 @@ PATTERNS = Registry("traffic", {
     "transpose": cartesian.transpose,
     "demand": demand.demand,
     "mixture": _mixture,
+    "collective": _collective,
 }, leading=2)  # builders take (topology, rng, **config keys)
 
 

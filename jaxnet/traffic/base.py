@@ -19,6 +19,24 @@ ANY_SERVER = -1  # entry_server value: any server of entry_router
 
 
 @dataclasses.dataclass(frozen=True)
+class Program:
+    """A finite workload (`jaxnet.traffic.collective`): every server runs J steps in order.
+    In step j server s sends packets[s, j] packets, the k-th of them to server
+    (dst[s, j] + k mod span[s, j]) mod S, or, where dst is -1, to one drawn from the table;
+    its step j + 1 starts the cycle after it has sent them and the last of the expect[s, j]
+    packets that other servers sent in their step j to it has arrived. All int32 [S, J]."""
+
+    dst: np.ndarray
+    span: np.ndarray
+    packets: np.ndarray
+    expect: np.ndarray
+
+    @property
+    def steps(self) -> int:
+        return int(self.packets.shape[1])
+
+
+@dataclasses.dataclass(frozen=True)
 class TrafficTable:
     """Destination distribution per source server (S servers, K entries each).
 
@@ -27,6 +45,8 @@ class TrafficTable:
     alias_prob: float32 [S, K] alias-method probability of keeping entry k.
     alias_index: int32 [S, K] entry used instead of k otherwise.
     rate: float32 [S] generation rate relative to the offered load (0 = silent source).
+    program: a finite workload (each server sends a fixed amount, in dependent steps), or None
+      for open-loop traffic (servers generate at the offered load for as long as the run).
     """
 
     entry_router: np.ndarray
@@ -34,6 +54,7 @@ class TrafficTable:
     alias_prob: np.ndarray
     alias_index: np.ndarray
     rate: np.ndarray
+    program: Program | None = None
 
     @property
     def n_entries(self) -> int:
@@ -167,4 +188,4 @@ def per_router_table(entry_router, entry_server, weights, servers_per_router: in
     """
     table = from_entries(entry_router, entry_server, weights, rate)
     return TrafficTable(*(np.repeat(getattr(table, field.name), servers_per_router, axis=0)
-                          for field in dataclasses.fields(table)))
+                          for field in dataclasses.fields(table) if field.name != "program"))

@@ -14,29 +14,54 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import rng
+from jaxnet.core.validate import require
 from jaxnet.traffic.base import UNIFORM, UNIFORM_OTHER_ROUTER, TrafficTable
 
 
+class Program(NamedTuple):
+    """A finite workload's `traffic.base.Program` on device: dst, span, packets, expect int32
+    [S, J] (J: the most steps in the batch; a program's steps past its own send nothing),
+    steps int32 [] its own steps."""
+
+    dst: jnp.ndarray
+    span: jnp.ndarray
+    packets: jnp.ndarray
+    expect: jnp.ndarray
+    steps: jnp.ndarray
+
+
 class Traffic(NamedTuple):
-    """A `TrafficTable` on device (fields as there: [S, K] entries, [S] rates)."""
+    """A `TrafficTable` on device (fields as there: [S, K] entries, [S] rates; program: a
+    `Program`, or None for open-loop traffic)."""
 
     entry_router: jnp.ndarray
     entry_server: jnp.ndarray
     alias_prob: jnp.ndarray
     alias_index: jnp.ndarray
     rate: jnp.ndarray
+    program: Program | None = None
 
 
 def stack_tables(tables: Sequence[TrafficTable]) -> Traffic:
-    """One `Traffic` with a leading batch axis, tables padded to the same number of entries."""
+    """One `Traffic` with a leading batch axis, tables padded to the same number of entries
+    (and programs to the same number of steps)."""
     width = max(t.n_entries for t in tables)
+    finite = {t.program is not None for t in tables}
+    require(len(finite) == 1, "traffic", "a batch of finite workloads and open-loop patterns",
+            "one kind per batch: finite workloads (traffic=collective) and open-loop patterns run in separate jobs")
+    steps = max(t.program.steps for t in tables) if finite == {True} else 0
 
     def padded(t: TrafficTable) -> Traffic:
         extra = width - t.n_entries
-        pad = lambda a, value: np.pad(a, ((0, 0), (0, extra)), constant_values=value)  # noqa: E731
+        pad = lambda a, value, n=extra: np.pad(a, ((0, 0), (0, n)), constant_values=value)  # noqa: E731
+        program = None
+        if t.program is not None:  # steps past a program's own send and expect nothing
+            more, own = steps - t.program.steps, t.program
+            program = Program(pad(own.dst, 0, more), pad(own.span, 1, more), pad(own.packets, 0, more),
+                              pad(own.expect, 0, more), np.int32(own.steps))
         # padded entries are never drawn: their keep probability is 0 and alias -> entry 0
         return Traffic(pad(t.entry_router, 0), pad(t.entry_server, -1), pad(t.alias_prob, 0.0),
-                       pad(t.alias_index, 0), t.rate)
+                       pad(t.alias_index, 0), t.rate, program)
 
     return jax.tree_util.tree_map(lambda *xs: jnp.asarray(np.stack(xs)), *map(padded, tables))
 

@@ -153,16 +153,24 @@ def run(name: str, scale: str) -> None:
 
 
 def publish(out: Path, record: dict) -> None:
-    """Copy a sweep's figures to docs/gallery/, take its claims table, save its record."""
-    IMAGES.mkdir(parents=True, exist_ok=True)
+    """Copy a sweep's figures to docs/gallery/ (a paper-scale sweep's, with its merged rows and
+    claims, to docs/gallery/paper/<figure>/), take its claims table, save its record."""
+    key = figure_key(record["name"], record["scale"])
+    paper = record["scale"] == "paper"
+    target_dir = IMAGES / "paper" / key if paper else IMAGES
+    target_dir.mkdir(parents=True, exist_ok=True)
     record["figures"] = []
     for png in sorted(out.glob("*.png")):
-        target = IMAGES / f"{figure_key(record['name'], record['scale'])}_{png.name}"
+        target = target_dir / (png.name if paper else f"{key}_{png.name}")
         copy_figure(png, target)
         record["figures"].append(target.relative_to(DOCS).as_posix())
     claims = out / "claims.md"
     record["claims"] = claims.read_text().split("\n", 2)[2] if claims.exists() else ""
-    save_record(figure_key(record["name"], record["scale"]), record)
+    if paper:
+        for name in ("results.csv", "claims.md"):
+            if (out / name).exists():
+                shutil.copyfile(out / name, target_dir / name)
+    save_record(key, record)
 
 
 def refresh() -> None:
@@ -175,6 +183,36 @@ def refresh() -> None:
             rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
             collect.write_outputs(rows, out)
             publish(out, record)
+
+
+# The paper-scale figures, most valuable first: the order a GPU run takes them in.
+PAPER_SCALE_ORDER = ("polarized/fig4", "polarized/fig5", "polarized/fig6", "polarized/fig8", "antmill/fig5",
+                     "antmill/fig6", "valiant/fig2", "valiant/fig3", "valiant/fig4", "valiant/fig5")
+
+
+def remaining(figures: list[dict]) -> list[str]:
+    """The page's list of paper-scale figures not yet run, most valuable first, with the
+    command that continues from there."""
+    done = {r["name"] for r in figures if r["scale"] == "paper" and r["exit"] == 0}
+    rest = [n for n in PAPER_SCALE_ORDER if n not in done]
+    rest += [n for n in experiments() if n not in done and n not in rest and _has_paper_scale(n)]
+    if not rest:
+        return ["Every figure has run at paper scale.", ""]
+    lines = ["## Paper scale: the figures that remain", "",
+             "Most valuable first; on a GPU, `python scripts/gallery.py --scale paper NAME...` runs them",
+             "in this order (each sweep resumes where it stopped) and files their results, figures and",
+             "claims under docs/gallery/paper/; `scripts/device_gallery.sh SECONDS NAME...` does the same",
+             "within a time budget and copies the finished points of a figure it cut off, to resume from:", "",
+             "| figure | router-cycles |", "|---|---|"]
+    lines += [f"| {n} | {paper_cost(n):.2e} |" for n in rest]
+    return lines + [""]
+
+
+def _has_paper_scale(name: str) -> bool:
+    try:
+        return bool(sweep_jobs(name, "paper"))
+    except ValueError:  # an experiment of jaxnet's own, small scale only
+        return False
 
 
 def records() -> list[dict]:
@@ -204,9 +242,13 @@ def page() -> str:
              "over a sweep of loads (benchmarks/README.md: saturated loads are the slow part); the",
              "CI machine's two cores run a sweep about 1.5-1.9x faster. A paper-scale subset of",
              "polarized/fig4 (minimal and Polarized, loads 0.3-0.7, one seed) ran there in 8 min at",
-             "0.22 M router-cycles/s on both cores (benchmarks/README.md). No GPU has been measured",
-             "yet, so no GPU time is estimated.",
+             "0.22 M router-cycles/s on both cores (benchmarks/README.md). On one GPU the engine's",
+             "steady state is measured (docs/performance.md: RRG 720 at batch 128, 69 M router-cycles/s",
+             "on an H100 and 80 M on an H200), but no whole study has run end to end on a GPU yet: the",
+             "README's GPU times for the paper-scale figures are extrapolated from that steady state,",
+             "the most a study can reach.",
              ""]
+    lines += remaining(figures)
     for r in figures:
         cost = r["paper_router_cycles"]
         lines += [f"## {r['name']} ({r['scale']} scale)", "",

@@ -1,5 +1,6 @@
 """Output selection per head: DESIGN's order (available_first) and the Polarized paper's
 Algorithm 1 (best_first)."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -43,3 +44,30 @@ def test_best_first_takes_an_available_output_among_equal_lowest_totals():
 def test_ties_are_broken_at_random(selection):
     picks = {chosen(selection, [64, 0, 0, 0], [True, True, True, True], seed) for seed in range(64)}
     assert picks == {0, 1, 2}
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_minimal_takes_the_least_occupied_port_unless_not_adaptive(adaptive):
+    """On a 4-ring the opposite router has two minimal ports; with one of them occupied,
+    adaptive minimal always takes the other, `adaptive: false` either of them."""
+    import networkx as nx
+
+    from jaxnet.core import packets as pk
+    from jaxnet.routing import build_routing
+    from jaxnet.topology.base import from_graph
+
+    topo = from_graph(nx.cycle_graph(4), "ring", 1)
+    scheme = build_routing({"name": "minimal", "adaptive": adaptive})
+    packets = jnp.zeros((1, pk.N_FIELDS), jnp.int32).at[0, pk.DST_R].set(2)
+    tables = jax.tree_util.tree_map(jnp.asarray, scheme.build_tables(topo))
+    found = scheme.candidates(tables, jnp.asarray([0]), packets, topo.n_ports)
+    occupancy = jnp.asarray([[48, 0]], jnp.int32)
+    if found.scale is not None:
+        occupancy = occupancy * found.scale
+    picks = set()
+    for seed in range(32):
+        bits = np.random.default_rng(seed).integers(0, 2**32, 1, dtype=np.uint32)
+        best = select_output("available_first", found.cost, occupancy, found.cost < 2**20,
+                             jnp.ones((1, 2), bool), jnp.asarray(bits))
+        picks.add(int(choice_index(best[0])))
+    assert picks == ({1} if adaptive else {0, 1})

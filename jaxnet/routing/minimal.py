@@ -11,6 +11,7 @@ import numpy as np
 from jaxnet.core import packets as pk
 from jaxnet.core.gather import take_pair
 from jaxnet.core.rng import hash_words, uniform01
+from jaxnet.core.validate import require
 from jaxnet.routing.base import (
     NOT_CANDIDATE,
     Candidates,
@@ -50,12 +51,22 @@ class NextHopRouting(RoutingScheme):
 
 @dataclasses.dataclass(frozen=True)
 class Minimal(NextHopRouting):
-    """Graph-minimal: every port on a shortest path."""
+    """Graph-minimal: every port on a shortest path. `adaptive` (the default): the least
+    occupied of them wins; otherwise one drawn at random among those that can take the packet
+    (occupancy ignored)."""
 
     name: ClassVar[str] = "minimal"
+    adaptive: bool = True
+
+    def __post_init__(self):
+        require(isinstance(self.adaptive, bool), "routing.adaptive", self.adaptive, "true or false")
 
     def routes(self, topo):
         return topo.distances, minimal_port_words(topo)
+
+    def candidates(self, tables, router, packets, ports):
+        found = super().candidates(tables, router, packets, ports)
+        return found if self.adaptive else found._replace(scale=jnp.zeros_like(found.cost))
 
 
 class SourceMinimalTables(NamedTuple):

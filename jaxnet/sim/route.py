@@ -64,9 +64,12 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
     streaming = jnp.where(has_down, gone, 0)
     occupancy = size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited
+    available = (held <= t) & (taken < spec.output_buffer)
+    if not spec.request_busy_port:  # no VC of the port receiving through the crossbar
+        available &= take_rows(out_held.reshape(-1, v_count).max(axis=1), port) <= t
     return OutputView(
         occupancy=jnp.clip(occupancy, 0, (1 << 20) - 1),
-        available=(held <= t) & (taken < spec.output_buffer),
+        available=available,
         room_for_two=taken <= spec.output_buffer - 2,
     )
 

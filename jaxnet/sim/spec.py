@@ -68,8 +68,13 @@ class RouterSpec:
     injection_policy: str = "lowest"
     selection: str = "auto"  # resolved for the scheme when the network is built
     flow_control: str = "cut_through"
+    # False: a head may not request an output port while any VC of that port is receiving a
+    # packet through the crossbar (the reference simulator's `allow_request_busy_port: false`).
+    request_busy_port: bool = True
 
     def __post_init__(self) -> None:
+        require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
+                "true or false")
         for name in ("packet_size", "crossbar_speedup"):
             require_int(getattr(self, name), f"router.{name}", 1, MAX_CYCLES, INT32)
         for name in ("input_buffer", "output_buffer", "source_queue"):

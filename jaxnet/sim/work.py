@@ -164,8 +164,10 @@ class Todo(NamedTuple):
 
 def heads_sleep(model: Model) -> bool:
     """Whether blocked heads sleep when work is listed: under available_first selection, with
-    a scheme that does not redraw stuck heads (every ring visited: nobody sleeps)."""
-    return model.layout.router.selection == "available_first" and not model.routing.recomputes
+    a scheme that does not redraw stuck heads, and outputs that only their own VC's packet
+    blocks (every ring visited: nobody sleeps)."""
+    spec = model.layout.router
+    return spec.selection == "available_first" and not model.routing.recomputes and spec.request_busy_port
 
 
 @dataclasses.dataclass(frozen=True)

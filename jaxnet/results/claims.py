@@ -45,6 +45,7 @@ def namespace(rows: Sequence[Mapping]) -> dict:
         "accepted": lambda load, **where: _metric(rows, "accepted_load", load, **where),
         "hops": lambda load=None, **where: _metric(rows, "average_hops", load, **where),
         "latency": lambda load, **where: _metric(rows, "message_latency", load, **where),
+        "network_latency": lambda load, **where: _metric(rows, "network_latency", load, **where),
         "jain": lambda load, **where: _metric(rows, "jain_generated", load, **where),
         "min": _propagating(min), "max": _propagating(max), "abs": abs,
     }

@@ -42,16 +42,34 @@ class OutputView(NamedTuple):
 def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc, t):
     """OutputView of the outputs (port, VC): output ports `port` and VCs `vc` (int32 arrays
     that broadcast together; given apart, as the callers know them, so that no candidate
-    divides by V).
+    divides by V). The occupancy is the VC's, or with `router.occupancy: port` the sum over
+    every VC of the port."""
+    spec = model.layout.router
+    v_count = model.layout.vcs
+    occupancy, taken, held = vc_occupancy(model, inputs, outputs, out_held, port, vc, t)
+    if spec.occupancy == "port":
+        occupancy = sum(vc_occupancy(model, inputs, outputs, out_held, port, jnp.full_like(vc, v), t)[0]
+                        for v in range(v_count))
+    available = (held <= t) & (taken < spec.output_buffer)
+    if not spec.request_busy_port:  # no VC of the port receiving through the crossbar
+        available &= take_rows(out_held.reshape(-1, v_count).max(axis=1), port) <= t
+    return OutputView(
+        occupancy=jnp.clip(occupancy, 0, (1 << 20) - 1),
+        available=available,
+        room_for_two=taken <= spec.output_buffer - 2,
+    )
 
-    Occupancy = L x (packets in the output ring + packets in the downstream input ring - the
-    packet streaming on the link, which is in both) - phits of the last granted packet not
-    yet across the crossbar (one per cycle, the tail at `out_held` - 1) - credits already
-    back of the oldest packet leaving the downstream buffer (its tail's credit is usable at
-    its `free_at`, the credit of each phit before it one cycle earlier)."""
+
+def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc, t):
+    """(occupancy, packets taken in the output ring, cycle its VC is held until) of the
+    outputs (port, VC) (int32, shapes as `output_view`'s). Occupancy in phits = L x (packets in
+    the output ring + packets in the downstream input ring - the packet streaming on the link,
+    which is in both) - phits of the last granted packet not yet across the crossbar (one per
+    cycle, the tail at `out_held` - 1) - credits already back of the oldest packet leaving the
+    downstream buffer (its tail's credit is usable at its `free_at`, the credit of each phit
+    before it one cycle earlier)."""
     layout = model.layout
-    spec = layout.router
-    size, v_count = spec.packet_size, layout.vcs
+    size, v_count = layout.router.packet_size, layout.vcs
     out_vc = port * v_count + vc
     _, taken, gone = counters(outputs, out_vc)
     held = take_rows(out_held, out_vc)
@@ -63,15 +81,7 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     oldest_free = take_rows(inputs.free_at, down * layout.input_depth + first_down)
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
     streaming = jnp.where(has_down, gone, 0)
-    occupancy = size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited
-    available = (held <= t) & (taken < spec.output_buffer)
-    if not spec.request_busy_port:  # no VC of the port receiving through the crossbar
-        available &= take_rows(out_held.reshape(-1, v_count).max(axis=1), port) <= t
-    return OutputView(
-        occupancy=jnp.clip(occupancy, 0, (1 << 20) - 1),
-        available=available,
-        room_for_two=taken <= spec.output_buffer - 2,
-    )
+    return size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited, taken, held
 
 
 def select_output(selection: str, cost, occupancy, usable, available, bits):

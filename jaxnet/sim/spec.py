@@ -27,6 +27,8 @@ FEW_PACKETS = 10
 LISTED = ("occupied input rings", "input rings with a packet waiting", "heads routed",
           "occupied output rings", "output rings with a packet to send on an idle link",
           "servers with a packet to inject or to generate")
+# What adaptive selection may read of an output (router.occupancy).
+OCCUPANCIES = ("vc", "port")
 # What sim.record may list.
 RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
@@ -71,10 +73,14 @@ class RouterSpec:
     # False: a head may not request an output port while any VC of that port is receiving a
     # packet through the crossbar (the reference simulator's `allow_request_busy_port: false`).
     request_busy_port: bool = True
+    # What adaptive selection reads of a candidate output: its VC's occupancy ("vc") or the sum
+    # over every VC of its port ("port").
+    occupancy: str = "vc"
 
     def __post_init__(self) -> None:
         require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
                 "true or false")
+        require(self.occupancy in OCCUPANCIES, "router.occupancy", self.occupancy, f"one of {', '.join(OCCUPANCIES)}")
         for name in ("packet_size", "crossbar_speedup"):
             require_int(getattr(self, name), f"router.{name}", 1, MAX_CYCLES, INT32)
         for name in ("input_buffer", "output_buffer", "source_queue"):

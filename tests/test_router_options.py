@@ -1,6 +1,9 @@
-"""`router.request_busy_port: false`: an output port receiving a packet through the crossbar
-(on any of its VCs) takes no new request, as the reference simulator's
-`allow_request_busy_port: false` does; `true` (the default) refuses only the held VC."""
+"""Router options that change what a head sees of its candidate outputs.
+
+`router.request_busy_port: false`: an output port receiving a packet through the crossbar (on
+any of its VCs) takes no new request, as the reference simulator's
+`allow_request_busy_port: false` does; `true` (the default) refuses only the held VC.
+`router.occupancy: port`: adaptive selection reads the port's phits, every VC summed."""
 import jax
 import jax.numpy as jnp
 import networkx as nx
@@ -49,3 +52,24 @@ def test_refusing_busy_ports_costs_latency_under_load_and_keeps_packets():
 def test_request_busy_port_must_be_a_boolean():
     with pytest.raises(ValueError, match="router.request_busy_port"):
         make_network(nx.cycle_graph(4), request_busy_port="no")
+
+
+@pytest.mark.parametrize("occupancy", ["vc", "port"])
+def test_port_occupancy_sums_every_vc_of_the_port(occupancy):
+    """`router.occupancy: port`: adaptive selection reads the phits of every VC of the port;
+    `vc` (the default) only the candidate VC's."""
+    from jaxnet.sim.state import TAKEN
+
+    L = 8
+    network = make_network(nx.cycle_graph(4), servers_per_router=1, vcs=V, packet_size=L, occupancy=occupancy)
+    layout, model = network.layout, network.model
+    state = init_state(layout, jax.random.PRNGKey(0))
+    outputs = state.outputs._replace(counters=state.outputs.counters.at[0 * V + 1].add(TAKEN))  # one packet, port 0 VC 1
+    port, vc = jnp.asarray([[0, 0, 1]]), jnp.asarray([[0, 1, 0]])
+    seen = output_view(model, state.inputs, outputs, state.out_held, port, vc, jnp.int32(0)).occupancy[0].tolist()
+    assert seen == ([L, L, 0] if occupancy == "port" else [0, L, 0])
+
+
+def test_occupancy_must_be_vc_or_port():
+    with pytest.raises(ValueError, match="router.occupancy"):
+        make_network(nx.cycle_graph(4), occupancy="buffer")

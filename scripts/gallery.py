@@ -126,8 +126,11 @@ def routers(topology: dict) -> int:
     return {"slimfly": 2 * q * q, "projective": 2 * (q * q + q + 1), "demiprojective": q * q + q + 1}[name]
 
 
-def paper_cost(name: str) -> float:
-    """Router-cycles of the paper-scale run: routers x cycles x loads x seeds x patterns."""
+def paper_cost(name: str) -> float | None:
+    """Router-cycles of the paper-scale run: routers x cycles x loads x seeds x patterns;
+    None for an experiment of small scale only."""
+    if not _has_paper_scale(name):
+        return None
     total = 0.0
     for job in sweep_jobs(name, "paper"):
         sim = job["sim"]
@@ -254,9 +257,9 @@ def page() -> str:
         lines += [f"## {r['name']} ({r['scale']} scale)", "",
                   f"    {r['command']}", "",
                   f"Wall time {r['wall_s'] / 60:.1f} min on {r['device']}"
-                  + ("" if r["exit"] == 0 else f" (exit {r['exit']}: see the sweep's log)") + ". "
-                  f"Paper scale (`scale=paper`): {cost:.2e} router-cycles, about "
-                  f"{cost / CPU_RATE / 3600:.1f} h in one process on the CI machine."
+                  + ("" if r["exit"] == 0 else f" (exit {r['exit']}: see the sweep's log)") + "."
+                  + ("" if cost is None else f" Paper scale (`scale=paper`): {cost:.2e} router-cycles, about "
+                     f"{cost / CPU_RATE / 3600:.1f} h in one process on the CI machine.")
                   + (f" {r['note']}" if r.get("note") else ""), ""]
         lines += [f"![{r['name']} {Path(f).stem}]({f})" for f in r["figures"]] + [""]
         if r["claims"]:

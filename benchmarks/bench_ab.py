@@ -2,7 +2,8 @@
 
     python benchmarks/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
                                [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
-                               [--rounds 2] [--mode auto] [--out outputs/bench/ab.jsonl]
+                               [--rounds 2] [--mode auto] [--selection available_first]
+                               [--out outputs/bench/ab.jsonl]
 
 This machine's speed drifts by 15-30 % within minutes and once halved for a whole session,
 so a change to the engine is judged against the code before it, measured in the same
@@ -54,7 +55,7 @@ if core != "-":
 import bench, jaxnet
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
-row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": "available_first"}, case["load"],
+row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
                     case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"])
 print(json.dumps(row))
 """
@@ -75,7 +76,7 @@ if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.se
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
 if not hasattr(bench, "window"):
     raise SystemExit(f"the benchmarks under {root} predate bench.window: use --mode alternate or side-by-side")
-warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": "available_first"}, case["load"],
+warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
                        case["batch"], chunk=case["chunk"])
 cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
 print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)
@@ -208,7 +209,8 @@ def compare(args, cpu: bool) -> list[dict]:
         revisions = {"before": checkout(args.before, into), "after": checkout(args.after, into)}
         for routing, vcs, load in parse_cases(args.cases):
             case = {"topology": bench.NETWORKS[args.network], "routing": routing, "vcs": vcs, "load": load,
-                    "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats}
+                    "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
+                    "selection": args.selection}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":
                 rounds = interleaved(revisions, case, args.rounds, cores[0] if cpu else None)
@@ -240,6 +242,8 @@ def main():
     parser.add_argument("--network", default="rrg720", choices=sorted(bench.NETWORKS))
     parser.add_argument("--cases", default="minimal:4:0.5,polarized:13:0.5", help="routing:vcs:load,...")
     parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together")
+    parser.add_argument("--selection", default="available_first",
+                        help="router.selection of every case (auto: each scheme's own, Polarized best_first)")
     parser.add_argument("--rounds", type=int, default=2, help="measurements of each revision per case")
     parser.add_argument("--mode", choices=("auto", "side-by-side", "alternate", "interleaved"), default="auto")
     parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")

@@ -323,3 +323,33 @@ def test_flat_gathers_match_indexing(monkeypatch):
         monkeypatch.setattr(gather, "FLAT_INDEX_LIMIT", limit)
         assert (np.asarray(gather.take_pair(jnp.asarray(table), i, j)) == table[i, j]).all()
         assert (np.asarray(gather.take_pair(jnp.asarray(slots), row, 2)) == slots[row, 2]).all()
+
+
+def test_lists_sized_once_compile_once_with_the_rows_of_grown_lists(small_rrg, monkeypatch):
+    """`sim.list_sizing: once` sizes the lists up front for a saturating batch and keeps
+    them (one capacity tuple: one compilation), where `grow` follows the network as it
+    fills; the rows are the same."""
+    from jaxnet.sim import capacities
+
+    used = []
+    work = capacities.work
+    monkeypatch.setattr(capacities, "work", lambda tier: used.append(tier) or work(tier))
+    steps = [[2**k for k in range(10)]] * len(LISTED)
+    points = [(0.3, 1), (1.0, 1)]
+    rows = {}
+    for sizing in ("grow", "once"):
+        used.clear()
+        spec = SimSpec(warmup=500, measure=1500, chunk=250, active_lists=steps, list_sizing=sizing)
+        rows[sizing], _ = simulate_cfg(small_rrg, {"name": "uniform"}, points, spec)
+        rows[sizing + " tiers"] = set(used)
+    assert len(rows["grow tiers"]) > 1 and len(rows["once tiers"]) == 1
+    for grown, once in zip(rows["grow"], rows["once"]):
+        assert once["work_lists"] == "listed, sized once"
+        assert {k: v for k, v in grown.items() if k not in TIMING_KEYS} == \
+               {k: v for k, v in once.items() if k not in TIMING_KEYS}
+
+
+def test_list_sizing_auto_is_once_on_accelerators_only():
+    assert SimSpec().resolved_list_sizing() == ("once" if jax.default_backend() != "cpu" else "grow")
+    with pytest.raises(ValueError, match="sim.list_sizing"):
+        SimSpec(list_sizing="fixed")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jaxnet.sim.keys import NONE, choice_index
-from jaxnet.sim.route import select_output
+from jaxnet.sim.route import candidate_totals, select_output, waiting_margin
 
 # One head, four candidate ports: costs w, occupancy q (phits), availability.
 COST = jnp.asarray([[0, 64, 64, 80]], jnp.int32)
@@ -15,7 +15,7 @@ USABLE = jnp.ones((1, 4), bool)
 
 def chosen(selection, occupancy, available, seed=0):
     bits = np.random.default_rng(seed).integers(0, 2**32, 1, dtype=np.uint32)
-    best = select_output(selection, COST, jnp.asarray([occupancy], jnp.int32), USABLE,
+    best = select_output(selection, candidate_totals(COST, jnp.asarray([occupancy], jnp.int32), USABLE), USABLE,
                          jnp.asarray([available]), jnp.asarray(bits))
     best = int(best[0])
     return None if best == NONE else int(choice_index(best))
@@ -67,7 +67,23 @@ def test_minimal_takes_the_least_occupied_port_unless_not_adaptive(adaptive):
     picks = set()
     for seed in range(32):
         bits = np.random.default_rng(seed).integers(0, 2**32, 1, dtype=np.uint32)
-        best = select_output("available_first", found.cost, occupancy, found.cost < 2**20,
+        usable = found.cost < 2**20
+        best = select_output("available_first", candidate_totals(found.cost, occupancy, usable), usable,
                              jnp.ones((1, 2), bool), jnp.asarray(bits))
         picks.add(int(choice_index(best[0])))
     assert picks == ({1} if adaptive else {0, 1})
+
+
+def test_waiting_margin_is_the_gap_a_waiting_head_must_see_close():
+    """A head that waits for its lowest-total candidate (best_first) while another can take
+    it is `margin` phits of total away from requesting; heads that request, and heads none
+    of whose candidates can take them (they wait for a rise), have none."""
+    def margin(occupancy, available):
+        total = candidate_totals(COST, jnp.asarray([occupancy], jnp.int32), USABLE)
+        best = select_output("best_first", total, USABLE, jnp.asarray([available]), jnp.zeros(1, jnp.uint32))
+        return int(waiting_margin(total, USABLE, jnp.asarray([available]), best != NONE)[0])
+
+    assert margin([48, 0, 10, 0], [False, False, True, True]) == 74 - 48  # waits for port 0 (48)
+    assert margin([48, 0, 10, 0], [True, False, True, True]) == 0  # requests port 0
+    assert margin([48, 0, 10, 0], [False, False, False, False]) == 0  # nothing can take it
+    assert margin([64, 0, 10, 0], [False, True, True, True]) == 0  # a tie at 64: requests port 1

@@ -12,7 +12,7 @@ from jaxnet import build
 from jaxnet.routing import build_routing
 from jaxnet.sim.run import batch_params, compiled_advance, compiled_init
 from jaxnet.sim.spec import RouterSpec, SimSpec
-from jaxnet.sim.work import EveryBuffer, Listed, heads_sleep, port_mask, rose_ports
+from jaxnet.sim.work import NEVER, EveryBuffer, Listed, heads_sleep, port_mask, rose_ports
 from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
 
@@ -21,6 +21,8 @@ CASES = {
                     {"name": "minimal"}, {}, "uniform"),
     "polarized_hamming": ({"name": "hamming", "sides": [4, 4], "servers_per_router": 3},
                           {"name": "polarized"}, {"selection": "available_first"}, "server_permutation"),
+    "polarized_best_first_rrg": ({"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3},
+                                 {"name": "polarized"}, {"selection": "best_first"}, "uniform"),
     "dor_bubble_torus": ({"name": "torus", "sides": [4, 4], "servers_per_router": 2},
                          {"name": "dor"}, {"flow_control": "bubble", "vcs": 1}, "tornado"),
     "valiant_dragonfly_injection": ({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2},
@@ -31,8 +33,9 @@ CASES = {
 CYCLES, CHUNK = 800, 200
 
 
-# fast tier: Polarized (several candidates per head, the hardest case); bubble DOR through
-# lists is in tests/test_behaviour.py
+# fast tier: Polarized under both selections (several candidates per head, the hardest case;
+# under best_first heads also sleep on their margin); bubble DOR through lists is in
+# tests/test_behaviour.py
 SLOW = {"minimal_rrg", "dor_bubble_torus", "valiant_dragonfly_injection"}
 
 
@@ -51,17 +54,21 @@ def test_sleeping_heads_change_nothing(name):
     dense, _ = compiled_init(layout, False)(keys)
     listed, sleep = compiled_init(layout, True)(keys)
     every_ring = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
-    slept = 0
+    slept = on_margin = 0
     for _ in range(CYCLES // CHUNK):
         dense, _, _ = compiled_advance(layout, network.routing, CHUNK, None, EveryBuffer())(
             network.net, network.tables, params, dense, None)
         listed, sleep, _ = compiled_advance(layout, network.routing, CHUNK, None, Listed(every_ring))(
             network.net, network.tables, params, listed, sleep)
-        slept = max(slept, int((np.asarray(sleep.wait_vc) >= 0).sum()))
+        asleep = np.asarray(sleep.wait_vc) >= 0
+        slept = max(slept, int(asleep.sum()))
+        on_margin = max(on_margin, int((asleep & (np.asarray(sleep.wake_at) < NEVER)).sum()))
         for path, a, b in zip(jax.tree_util.tree_leaves_with_path(dense), jax.tree_util.tree_leaves(dense),
                               jax.tree_util.tree_leaves(listed)):
             np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
     assert slept > 0, "no head ever slept: the case does not exercise the sleeping path"
+    if network.layout.router.selection == "best_first":
+        assert on_margin > 0, "no head slept on its margin: the case does not exercise it"
     assert int(np.asarray(dense.stats.consumed).sum(axis=1).min()) > 0
 
 
@@ -97,3 +104,41 @@ def test_rose_ports_match_a_reference(ports, vcs):
                 expected[router, row, port // 32] |= np.uint32(1 << (port % 32))
     listed = Subset(jnp.asarray(ids), jnp.asarray(valid))
     np.testing.assert_array_equal(np.asarray(rose_ports(layout, listed, jnp.asarray(rose))), expected)
+
+
+@pytest.mark.parametrize("router", [{}, pytest.param({"link_latency": 3, "router_latency": 1}, marks=pytest.mark.slow)])
+def test_occupancy_moves_at_most_its_step_a_cycle(router):
+    """What margin sleeping rests on (`route.occupancy_step`): from one cycle to the next the
+    occupancy of every output (port, VC) of a saturated network changes by at most the step."""
+    from jaxnet.sim.layout import Model
+    from jaxnet.sim.route import occupancy_step, vc_occupancy
+
+    topo = build_topology({"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3})
+    network = build.network(topo, build_routing({"name": "polarized"}),
+                            build.router({"vcs": "auto", "selection": "best_first", **router}))
+    layout = network.layout
+    step = occupancy_step(network.model)
+    assert step == 1
+    ports = jnp.arange(layout.out_ports)
+    network_port = np.asarray(network.net.out_network)
+    points = [(1.0, 1)]
+    spec = SimSpec(warmup=0, measure=10**6)
+    params = batch_params([build_traffic({"name": "uniform"}, topo, 1)], points, spec, layout)
+    state, _ = compiled_init(layout, False)(jnp.stack([jax.random.PRNGKey(1)]))
+    advance = compiled_advance(layout, network.routing, 1, None, EveryBuffer())
+
+    @jax.jit
+    def occupancy(state):
+        model = Model(layout, network.routing, network.net, network.tables)
+        one = jax.tree_util.tree_map(lambda a: a[0], state)
+        return vc_occupancy(model, one.inputs, one.outputs, one.out_held, ports[:, None],
+                            jnp.arange(layout.vcs)[None, :], one.cycle)[0]
+
+    before, largest, changed = np.asarray(occupancy(state)), 0, 0
+    for _ in range(600):
+        state, _, _ = advance(network.net, network.tables, params, state, None)
+        now = np.asarray(occupancy(state))
+        moved = np.abs(now - before)[network_port]
+        largest, changed = max(largest, int(moved.max())), changed + int((moved > 0).sum())
+        before = now
+    assert changed > 1000 and largest <= step, (changed, largest)

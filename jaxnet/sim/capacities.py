@@ -1,10 +1,19 @@
 """How large the work lists are (`jaxnet.sim.work.Listed`), chunk by chunk, on the host.
 
 Each distinct tuple of capacities is one compilation of the chunk, so capacities change
-rarely: the first chunk's are estimated from the offered load (`first`); a list whose
-count outgrew its capacity grows, one whose count shrank well below it shrinks only when
-enough entries would be saved (`next_capacities`); a chunk whose lists overflowed is redone
-with larger ones (`overflowed`). Results never depend on the capacities.
+rarely. Two policies (`sim.list_sizing`):
+
+  grow  the first chunk's are estimated from the offered load (`first`); a list whose
+        count outgrew its capacity grows, one whose count shrank well below it shrinks only
+        when enough entries would be saved (`next_capacities`). Tight lists, a few
+        compilations while a saturating network fills.
+  once  sized up front for the batch's load range (`once`), saturated networks included,
+        and kept: one compilation per run, each cycle paying for lists sized for the
+        fullest network (the default on accelerators, where compilations cost more than
+        wider lists).
+
+Under both, a chunk whose lists overflowed is redone with larger ones (`overflowed`).
+Results never depend on the capacities.
 """
 from __future__ import annotations
 
@@ -26,6 +35,11 @@ AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # link), measured on the benchmark networks (benchmarks/README.md). Past saturation the
 # counts keep growing; the lists then grow with them.
 IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
+# Entries each list held at most, as a share of every ring (or server), in saturated runs
+# of the benchmark networks, with a tenth more (benchmarks/README.md, "Lists sized once"):
+# what `once` sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO.
+SATURATED_SHARE = (0.9, 0.8, 0.45, 0.85, 0.25, 0.55)
+ONCE_LIGHT_UP_TO = 0.1
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
 # more than SLACK x the server count (a few idle entries cost less than a compilation).
@@ -80,6 +94,23 @@ def first(layout: Layout, lists: tuple, load: float) -> tuple | None:
     """The first chunk's capacities for points of offered load up to `load`: estimated well
     enough that a light point compiles its chunk once."""
     return fit(lists, first_guess(layout, load), grow=1.25)
+
+
+def once(layout: Layout, lists: tuple, load: float) -> tuple | None:
+    """Capacities for a whole run of points of offered load up to `load` (`sim.list_sizing:
+    once`): the estimate of `first`, and past ONCE_LIGHT_UP_TO (where uniform and adversarial
+    traffic can saturate) the counts of a saturated network (SATURATED_SHARE of every ring)."""
+    if not lists:
+        return None
+    guess = 1.25 * first_guess(layout, load)
+    if load > ONCE_LIGHT_UP_TO:
+        guess = np.maximum(guess, np.asarray(SATURATED_SHARE) * np.asarray([options[-1] for options in lists]))
+    return fit(lists, guess, grow=1.0)
+
+
+def initial(layout: Layout, lists: tuple, load: float, sizing: str) -> tuple | None:
+    """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once)."""
+    return once(layout, lists, load) if sizing == "once" else first(layout, lists, load)
 
 
 def next_capacities(layout: Layout, lists: tuple, peak, current, previous) -> tuple | None:

@@ -84,16 +84,44 @@ def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc
     return size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited, taken, held
 
 
-def select_output(selection: str, cost, occupancy, usable, available, bits):
+def occupancy_step(model: Model) -> int | None:
+    """The most the occupancy of an output (port, VC) can change from one cycle's route to
+    the next (phits), or None where it is not bounded below a packet. With a crossbar of
+    speedup 1 (and links of at least one cycle) it rises by at most one, from the packet
+    crossing into its buffer or the grant that starts it, and falls by at most one, from
+    the credits of the oldest packet leaving the downstream buffer or the slot that frees;
+    a packet starting on the link moves it from the output to the downstream buffer
+    (`vc_occupancy`; checked in tests/test_sleep.py). Summed over a port's VCs, V times that."""
+    spec = model.layout.router
+    if spec.transfer_cycles != spec.packet_size:
+        return None
+    return model.layout.vcs if spec.occupancy == "port" else 1
+
+
+def select_output(selection: str, total, usable, available, bits):
     """Chosen candidate per head, int32 [H]: a choice key (jaxnet.sim.keys) of
-    (cost + occupancy, random tie, port), or keys.NONE when the head must wait.
-    cost, occupancy: int32 [H, P] (occupancy in phits); usable, available: bool [H, P];
-    bits: uint32 [H] random bits for the tie-break; `selection` a `router.selection`."""
-    port_ids = jnp.arange(cost.shape[1])
-    total = jnp.minimum(cost + jnp.where(usable, occupancy, 0), keys.COST_CAP)
+    (total, random tie, port), or keys.NONE when the head must wait.
+    total: int32 [H, P] cost + occupancy (`candidate_totals`); usable, available: bool
+    [H, P]; bits: uint32 [H] random bits for the tie-break; `selection` a `router.selection`."""
+    port_ids = jnp.arange(total.shape[1])
     chosen = SELECTIONS[selection](total, usable, available)
     choice = keys.pack_choice(total, keys.tie_break(bits, port_ids), port_ids)
     return jnp.where(chosen, choice, keys.NONE).min(axis=1)
+
+
+def candidate_totals(cost, occupancy, usable):
+    """int32 [H, P]: cost + occupancy of each candidate (occupancy in phits), clipped at
+    keys.COST_CAP: what selection compares."""
+    return jnp.minimum(cost + jnp.where(usable, occupancy, 0), keys.COST_CAP)
+
+
+def waiting_margin(total, usable, available, request):
+    """int32 [H]: for a head that waits for its lowest-total candidates while another one
+    could take it (best_first), the lowest total of those that could take it minus the
+    lowest of all; 0 for every other head."""
+    lowest = jnp.where(usable, total, keys.COST_CAP).min(axis=1)
+    lowest_available = jnp.where(usable & available, total, keys.COST_CAP + 1).min(axis=1)
+    return jnp.where(~request & (lowest_available <= keys.COST_CAP), lowest_available - lowest, 0)
 
 
 class Requests(NamedTuple):
@@ -109,7 +137,11 @@ class Requests(NamedTuple):
     usable: bool [K, P] the head's candidate network ports (fixed while it waits).
     wait_vc: int32 the VC of all its candidates, V where they differ (fixed while it waits).
     blocked: bool an active head in transit with candidates, none of which can take it now:
-      under available_first it cannot request until some candidate's availability rises.
+      under either selection it cannot request until some candidate's availability rises.
+    margin: int32 a head waiting under best_first for its lowest-total candidates while
+      another could take it: how far the lowest total of those that could take it lies
+      above the lowest of all (`waiting_margin`); 0 for every other head, and everywhere
+      where occupancies are scaled or not bounded in their steps (`occupancy_step`).
     """
 
     ring: jnp.ndarray
@@ -125,6 +157,7 @@ class Requests(NamedTuple):
     usable: jnp.ndarray
     wait_vc: jnp.ndarray
     blocked: jnp.ndarray
+    margin: jnp.ndarray
 
 
 def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
@@ -168,7 +201,8 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
     enters = flow_control.enters_ring(net, heads.ids, router, cost.shape)
     available = flow_control.requestable(view, enters)
     bits = rng.random_bits_at(seed, t, rng.RNG_SELECT, ring)
-    best = select_output(spec.selection, cost, occupancy, usable, available, bits)
+    total = candidate_totals(cost, occupancy, usable)
+    best = select_output(spec.selection, total, usable, available, bits)
     best_port = keys.choice_index(best)
     best_vc = head_vc if head_vc is not None else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
 
@@ -177,14 +211,20 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
     vc_ids = jnp.arange(v_count)
     eject_free = output_view(model, inputs, outputs, out_held, eject_port[:, None], vc_ids, t).available
     eject_vc = jnp.where(eject_free, vc_ids, v_count).min(axis=1)
+    request = active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE)
+    if spec.selection == "best_first" and scale is None and occupancy_step(model) is not None:
+        margin = jnp.where(active & ~at_dest, waiting_margin(total, usable, available, request), 0)
+    else:
+        margin = jnp.zeros_like(request, jnp.int32)
     return Requests(
         ring=ring, row=row, head=head, active=active, at_dest=at_dest, port=best_port,
         out_vc=jnp.where(at_dest, eject_port * v_count + eject_vc,
                          (router * width + best_port) * v_count + best_vc),
-        request=active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE),
+        request=request,
         no_route=active & ~at_dest & ~has_candidate,
         enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
         usable=usable,
         wait_vc=wait_vc,
         blocked=active & ~at_dest & any_usable & ~jnp.any(usable & available, axis=1),
+        margin=margin,
     )

@@ -256,7 +256,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report = on_cycles or (lambda _: None)
     report(spec.chunk * done * n)
     compile_s = None
-    tier = capacities.first(network.layout, lists, max(load for load, _ in points))
+    sizing = spec.resolved_list_sizing()
+    tier = capacities.initial(network.layout, lists, max(load for load, _ in points), sizing)
     previous = 0  # the peak of the chunk before: none, the network starts empty
     for i in range(done, chunks):
         if _finished(state, spec, measurement):
@@ -264,7 +265,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             break
         state, sleep, peak, tier = advance_chunk(network, params, state, sleep, spec.chunk, width, lists, tier,
                                                  measurement)
-        tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous), peak
+        if sizing == "grow":
+            tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous), peak
         if compile_s is None:
             compile_s = time.perf_counter() - start
         if spec.check_invariants:
@@ -293,7 +295,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
                    device=device, devices=jax.device_count(), cycles_simulated=int(cycle[0]),
                    vcs=layout.vcs, vc_policy=str(layout.vc_policy), selection=layout.router.selection,
-                   vmap_width=width or len(batch_points), work_lists="listed" if lists else "every buffer")
+                   vmap_width=width or len(batch_points), work_lists=f"listed, sized {sizing}" if lists else "every buffer")
     if checkpoint is not None and Path(checkpoint).exists():
         Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)
@@ -325,7 +327,7 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     measurement = measurement_of(network, spec, params)
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
     state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
-    tier = capacities.first(network.layout, lists, max(load for load, _ in points))
+    tier = capacities.initial(network.layout, lists, max(load for load, _ in points), spec.resolved_list_sizing())
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
                                capacities.work(tier), measurement)
     advance.lower(network.net, network.tables, params, state, sleep).compile()

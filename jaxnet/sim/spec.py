@@ -34,6 +34,9 @@ RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
 # VCs, and steps larger ones one at a time (docs/performance.md).
 VMAP_UP_TO = 800
+# Backends on which `auto` settings choose as for an accelerator.
+ACCELERATORS = ("gpu", "cuda", "rocm", "tpu")
+LIST_SIZINGS = ("auto", "grow", "once")
 # sim.sub_batch: auto on a CPU puts about this many router-cycles (a few seconds on one core)
 # into a sub-batch, at most SUB_BATCH_MAX points: each sub-batch pays a fixed set-up (the
 # state, traffic tables, results), which points of small networks do not cover.
@@ -166,6 +169,11 @@ class SimSpec:
     # runs (`jaxnet.sim.capacities.steps`); null: every buffer every cycle. Results never
     # depend on them.
     active_lists: str | tuple | None = "auto"
+    # How the lists' capacities are chosen (`jaxnet.sim.capacities`): "grow" from the offered
+    # load's estimate, chunk by chunk as a network fills (tight lists, a few compilations);
+    # "once" sized up front for a saturated network and kept (one compilation per run);
+    # "auto": once on GPU/TPU, grow on a CPU.
+    list_sizing: str = "auto"
     # Points simulated (and written) together; "auto": an accelerator's whole job (its memory
     # permitting); on a CPU about SUB_BATCH_WORK router-cycles (`resolved_sub_batch`).
     sub_batch: int | str = "auto"
@@ -222,6 +230,7 @@ class SimSpec:
                 f"'auto', null (every buffer) or {len(LISTED)} lists of capacities, one for each of {LISTED}")
         if isinstance(lists, list):
             object.__setattr__(self, "active_lists", tuple(tuple(sorted(int(k) for k in s)) for s in lists))
+        require(self.list_sizing in LIST_SIZINGS, "sim.list_sizing", self.list_sizing, " | ".join(LIST_SIZINGS))
 
     @property
     def points(self) -> list[tuple[float, int]]:
@@ -231,9 +240,15 @@ class SimSpec:
     def resolved_vmap_width(self, layout) -> int | None:
         """Simulations vmapped together (None: the whole batch)."""
         if self.vmap_width == "auto":
-            accelerator = jax.default_backend() in ("gpu", "cuda", "rocm", "tpu")
+            accelerator = jax.default_backend() in ACCELERATORS
             return None if accelerator or layout.in_vcs <= VMAP_UP_TO else 1
         return self.vmap_width
+
+    def resolved_list_sizing(self) -> str:
+        """`list_sizing` with auto resolved for the default device: once or grow."""
+        if self.list_sizing == "auto":
+            return "once" if jax.default_backend() in ACCELERATORS else "grow"
+        return self.list_sizing
 
     @property
     def auto_warmup(self) -> bool:

@@ -60,7 +60,7 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
     heads, todo = work.heads(model, todo, state, inputs, outputs, kept)
     requests = route(model, inputs, outputs, state.out_held, state.in_busy, heads, seed, t)
     granted = phases.allocate(model, requests, seed, t)
-    todo = work.routed(model, todo, heads, requests)
+    todo = work.routed(model, todo, heads, requests, t)
     inputs, outputs, in_busy, out_held, filled = phases.transfer(
         model, inputs, outputs, state.in_busy, state.out_held, heads, requests, granted, seed, t)
     links, todo = work.links(model, todo, state.port_busy, kept, requests, filled, t)

@@ -13,11 +13,15 @@ servers to visit (a `rings.Subset`). Two implementations give identical results:
                  - of the occupied output rings, those whose link is idle, plus those just
                    filled;
                  - the servers with a packet to inject on an idle link or one to generate.
-               Under available_first selection (and a scheme that does not redraw stuck
-               heads) a head that none of its candidate outputs could take sleeps until the
-               availability (`availability`) of an output VC on one of its candidate ports
-               rises: nothing else lets it request, and its candidates depend only on the
-               packet. Results are exact while no list outgrows its capacity; each cycle
+               With a scheme that does not redraw stuck heads, a head that none of its
+               candidate outputs could take sleeps until the availability
+               (`availability`) of an output VC on one of its candidate ports rises:
+               under either selection nothing else lets it request, and its candidates
+               depend only on the packet. Under best_first a head that waits for its
+               lowest-total candidates while another could take it sleeps too, until a
+               rise or until the totals could have closed its margin (`Requests.margin`):
+               each total moves at most `route.occupancy_step` a cycle. Results are
+               exact while no list outgrows its capacity; each cycle
                reports how many entries every list needed (`counts`), and a run whose lists
                overflowed is redone with larger capacities (`jaxnet.sim.run`, sized by
                `jaxnet.sim.capacities`).
@@ -37,8 +41,9 @@ import jax.numpy as jnp
 from jaxnet.core.gather import take_pair
 from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
-from jaxnet.sim.route import movable_heads
+from jaxnet.sim.route import movable_heads, occupancy_step
 from jaxnet.sim.spec import LISTED
+NEVER = jnp.iinfo(jnp.int32).max  # Sleep.wake_at of a head that waits for a rise
 # Prefix sums in blocks of this many entries: a 0/1 matrix product per block, a cumsum
 # over the blocks' totals.
 PREFIX_BLOCK = 32
@@ -86,12 +91,15 @@ class Sleep(NamedTuple):
     wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
       of all its candidates (V where they differ).
     waits_on: uint32 [in_vcs, W] its candidate network ports (`port_mask`).
+    wake_at: int32 [in_vcs] cycle at which a sleeping head is routed again even if no
+      candidate's availability rose (NEVER: it waits for a rise).
     availability: int32 [out_vcs] `availability` each output had when last visited (an
       empty output's is its highest, min(2, output buffer)).
     """
 
     wait_vc: jnp.ndarray
     waits_on: jnp.ndarray
+    wake_at: jnp.ndarray
     availability: jnp.ndarray
 
 
@@ -99,6 +107,7 @@ def no_sleep(layout: Layout) -> Sleep:
     """Every head awake, every output at its highest availability (an empty network)."""
     return Sleep(jnp.full(layout.in_vcs, -1, jnp.int32),
                  jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
+                 jnp.full(layout.in_vcs, NEVER, jnp.int32),
                  jnp.full(layout.out_vcs, min(2, layout.router.output_buffer), jnp.int32))
 
 
@@ -163,11 +172,11 @@ class Todo(NamedTuple):
 
 
 def heads_sleep(model: Model) -> bool:
-    """Whether blocked heads sleep when work is listed: under available_first selection, with
-    a scheme that does not redraw stuck heads, and outputs that only their own VC's packet
-    blocks (every ring visited: nobody sleeps)."""
+    """Whether blocked heads sleep when work is listed: with a scheme that does not redraw
+    stuck heads, and outputs that only their own VC's packet blocks (every ring visited:
+    nobody sleeps)."""
     spec = model.layout.router
-    return spec.selection == "available_first" and not model.routing.recomputes and spec.request_busy_port
+    return not model.routing.recomputes and spec.request_busy_port
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,8 +192,8 @@ class Work:
         """(the input rings whose head to route, todo), after the release."""
         raise NotImplementedError
 
-    def routed(self, model: Model, todo: Todo, heads: Subset, requests) -> Todo:
-        """The carry after routing `heads`."""
+    def routed(self, model: Model, todo: Todo, heads: Subset, requests, t) -> Todo:
+        """The carry after routing `heads` in cycle t."""
         return todo
 
     def links(self, model: Model, todo: Todo, port_busy, kept, requests, filled, t):
@@ -264,7 +273,7 @@ class Listed(Work):
             wait_vc = take_rows(sleep.wait_vc, ids)
             rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
             woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
-            movable &= woken | (wait_vc < 0)
+            movable &= woken | (wait_vc < 0) | (take_rows(sleep.wake_at, ids) <= t)
             # availability written only where it changed: the write then depends on the read,
             # which XLA orders before it instead of copying the array
             sleep = sleep._replace(availability=put(sleep.availability, out_list.ids,
@@ -282,13 +291,20 @@ class Listed(Work):
             return compact_subset(in_list, waiting, capacity[1])
         return Subset(in_list.ids, waiting), jnp.sum(waiting, dtype=jnp.int32)
 
-    def routed(self, model, todo, heads, requests):
-        """The routed heads that found no output sleep, the others wake."""
+    def routed(self, model, todo, heads, requests, t):
+        """The routed heads that cannot request before a rise, or before the totals could
+        have closed their margin, sleep; the others wake."""
         if todo.sleep is None:
             return todo
+        step = occupancy_step(model)
+        asleep = requests.blocked | (requests.margin > 0)
+        # margin > 0 only where occupancy_step is bounded: the head cannot request before
+        # cycle t + ceil(margin / (2 step)), the two totals closing in on each other
+        closes = t + (requests.margin + 2 * (step or 1) - 1) // (2 * (step or 1))
         sleep = todo.sleep._replace(
-            wait_vc=put(todo.sleep.wait_vc, heads.ids, heads.valid, jnp.where(requests.blocked, requests.wait_vc, -1)),
-            waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.usable)))
+            wait_vc=put(todo.sleep.wait_vc, heads.ids, heads.valid, jnp.where(asleep, requests.wait_vc, -1)),
+            waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.usable)),
+            wake_at=put(todo.sleep.wake_at, heads.ids, heads.valid, jnp.where(requests.blocked, NEVER, closes)))
         return todo._replace(sleep=sleep)
 
     def links(self, model, todo, port_busy, kept, requests, filled, t):

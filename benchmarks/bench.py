@@ -536,7 +536,9 @@ def suite_study(args):
         loads = sorted({float(x) for m in members for x in m["sim"]["loads"]})
         batch = len({(float(x), int(s), label) for m in members for x in m["sim"]["loads"] for s in m["sim"]["seeds"]
                      for label in m["patterns"]})
-        row = measure(job["topology"], job["routing"], job["router"], loads, batch, chunk=200, chunks=args.chunks,
+        # a shortened study's batches are measured in chunks of a quarter of its points' length
+        chunk = 200 if not args.cycles else max(50, min(200, args.cycles // 4))
+        row = measure(job["topology"], job["routing"], job["router"], loads, batch, chunk=chunk, chunks=args.chunks,
                       repeats=args.repeats)
         report.append({"steady_state": job["line"], **row})
         print(json.dumps(report[-1]), flush=True)

@@ -38,7 +38,7 @@ IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
 # Entries each list held at most, as a share of every ring (or server), in saturated runs
 # of the benchmark networks, with a tenth more (benchmarks/README.md, "Lists sized once"):
 # what `once` sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO.
-SATURATED_SHARE = (0.9, 0.8, 0.45, 0.85, 0.25, 0.55)
+SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 0.55)
 ONCE_LIGHT_UP_TO = 0.1
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are

@@ -43,6 +43,7 @@ from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
 from jaxnet.sim.route import movable_heads, occupancy_step
 from jaxnet.sim.spec import LISTED
+
 NEVER = jnp.iinfo(jnp.int32).max  # Sleep.wake_at of a head that waits for a rise
 # Prefix sums in blocks of this many entries: a 0/1 matrix product per block, a cumsum
 # over the blocks' totals.
@@ -296,11 +297,11 @@ class Listed(Work):
         have closed their margin, sleep; the others wake."""
         if todo.sleep is None:
             return todo
-        step = occupancy_step(model)
         asleep = requests.blocked | (requests.margin > 0)
-        # margin > 0 only where occupancy_step is bounded: the head cannot request before
-        # cycle t + ceil(margin / (2 step)), the two totals closing in on each other
-        closes = t + (requests.margin + 2 * (step or 1) - 1) // (2 * (step or 1))
+        # a margin is set only where occupancy_step is bounded: the head cannot request
+        # before cycle t + ceil(margin / (2 step)), the two totals closing in on each other
+        closing = 2 * (occupancy_step(model) or 1)
+        closes = t + (requests.margin + closing - 1) // closing
         sleep = todo.sleep._replace(
             wait_vc=put(todo.sleep.wait_vc, heads.ids, heads.valid, jnp.where(asleep, requests.wait_vc, -1)),
             waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.usable)),

@@ -22,17 +22,20 @@ def test_script_imports(path, monkeypatch):
     assert callable(getattr(module, "main", None)), f"{path.name} has no main()"
 
 
-def test_profile_charges_the_cycle_to_its_phases(monkeypatch):
+@pytest.mark.parametrize("every_buffer", [False, True])
+def test_profile_charges_the_cycle_to_its_phases(monkeypatch, every_buffer):
     """benchmarks/profile.py maps the profiled XLA operations back to the engine's phases: on a
     tiny network most of the operations run land on named phases, routing among them. Counted
-    in operations, not time: the time shares move with the load on the machine."""
+    in operations, not time: the time shares move with the load on the machine. With
+    --every-buffer the chunk runs without the work lists."""
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "profile.py"
     monkeypatch.syspath_prepend(str(path.parent))
     spec = importlib.util.spec_from_file_location("script_profile", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    report = module.profile("hamming", "minimal", 4, 0.5, cycles=20)
+    report = module.profile("hamming", "minimal", 4, 0.5, cycles=20, every_buffer=every_buffer)
     phases = report["by_phase_us_per_cycle"]
+    assert (report["lists"] == []) == every_buffer
     assert report["us_per_cycle_in_operations"] > 0 and report["us_per_cycle_wall_profiled"] > 0
     assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
     assert report["operations_in_a_phase"] > 0.6 * report["operations_run"]

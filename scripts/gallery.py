@@ -177,14 +177,16 @@ def publish(out: Path, record: dict) -> None:
 
 
 def refresh() -> None:
-    """Re-merge every finished sweep (figures and claims from its rows, e.g. after a change to
-    the plots or the claims) without simulating again; wall times are kept. Sweeps whose
-    outputs are not on this machine keep their records as they are."""
+    """Re-merge every finished sweep (figures from its rows, claims as its experiment file
+    states them now, e.g. after a change to the plots or to a claim's cause) without simulating
+    again; wall times are kept. Sweeps whose outputs are not on this machine keep their records
+    as they are."""
     for record in records():
         out = sweep_dir(record["name"], record["scale"]) if "scale" in record else None
         if out is not None and out.is_dir():
             rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
-            collect.write_outputs(rows, out)
+            claims_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"].get("claims", [])
+            collect.write_outputs(rows, out, claims_now={record["name"]: claims_now})
             publish(out, record)
 
 

@@ -217,9 +217,12 @@ def _collective_title(row: Mapping) -> str:
 
 
 def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
-                  formats: Sequence[str] = plots.DEFAULT_FORMATS) -> list[Path]:
+                  formats: Sequence[str] = plots.DEFAULT_FORMATS,
+                  claims_now: Mapping[str, list] | None = None) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
-    figures (in each of `formats`) and (experiments) claims.md and summary.md in out_dir."""
+    figures (in each of `formats`) and (experiments) claims.md and summary.md in out_dir.
+    claims_now: per experiment name, the claims to evaluate in place of those stored with the
+    rows (the experiment file's as they read now: a cause or a tolerance edited since the run)."""
     formats = plots.check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -269,7 +272,8 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                 group, "panel", curve_labels, block["reference"], block.get("fractions", [0.5, 0.8]))
             write_atomic(out_dir / f"{prefix}summary.md", text)
             written.append(out_dir / f"{prefix}summary.md")
-        stated = [c for c in experiment.get("claims", []) if c.get("scale", None) in (None, *scales)]
+        stated = (claims_now or {}).get(name, experiment.get("claims", []))
+        stated = [c for c in stated if c.get("scale", None) in (None, *scales)]
         if stated:
             text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims.markdown(
                 claims.evaluate(group, stated))

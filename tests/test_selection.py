@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jaxnet.sim.keys import NONE, choice_index
-from jaxnet.sim.route import candidate_totals, select_output, waiting_margin
+from jaxnet.sim.route import candidate_totals, select_output, waiting_margin, wake_candidates
 
 # One head, four candidate ports: costs w, occupancy q (phits), availability.
 COST = jnp.asarray([[0, 64, 64, 80]], jnp.int32)
@@ -87,3 +87,18 @@ def test_waiting_margin_is_the_gap_a_waiting_head_must_see_close():
     assert margin([48, 0, 10, 0], [True, False, True, True]) == 0  # requests port 0
     assert margin([48, 0, 10, 0], [False, False, False, False]) == 0  # nothing can take it
     assert margin([64, 0, 10, 0], [False, True, True, True]) == 0  # a tie at 64: requests port 1
+
+
+def test_a_sleeping_head_wakes_only_for_candidates_below_what_it_could_take():
+    """A head waiting on its margin wakes on a rise only of a candidate whose total lies below
+    every candidate that could take it (any other would first have to close the margin); a
+    head nothing can take wakes on any candidate."""
+    def wakes(occupancy, available):
+        total = candidate_totals(COST, jnp.asarray([occupancy], jnp.int32), USABLE)
+        return [bool(x) for x in wake_candidates(total, USABLE, jnp.asarray([available]))[0]]
+
+    # totals 48, 64, 74, 80: it could take port 2 (74) and waits for port 0 (48); port 1 (64)
+    # could also become the lowest before the margin of 26 closes, port 3 (80) could not
+    assert wakes([48, 0, 10, 0], [False, False, True, True]) == [True, True, False, False]
+    assert wakes([48, 0, 10, 0], [False, True, True, True]) == [True, False, False, False]
+    assert wakes([48, 0, 10, 0], [False, False, False, False]) == [True, True, True, True]

@@ -124,6 +124,16 @@ def waiting_margin(total, usable, available, request):
     return jnp.where(~request & (lowest_available <= keys.COST_CAP), lowest_available - lowest, 0)
 
 
+def wake_candidates(total, usable, available):
+    """bool [H, P]: the candidates whose availability rising could let a waiting head request
+    before it is routed again anyway: those whose total lies below that of every candidate
+    that can take it now (every usable one when none can). Another one would first have to
+    close the head's whole margin on the lowest total (`waiting_margin`), which takes at least
+    as long as the head sleeps on it."""
+    lowest_available = jnp.where(usable & available, total, keys.COST_CAP + 1).min(axis=1)
+    return usable & (total < lowest_available[:, None])
+
+
 class Requests(NamedTuple):
     """The request of the head of every input ring visited this cycle (all [K]).
 
@@ -134,7 +144,8 @@ class Requests(NamedTuple):
     out_vc: int32 output (port, VC) id requested; request: bool a request is made.
     no_route: bool an active head in transit that had no candidate at all.
     enters: bool the chosen hop enters a ring (bubble flow control; False otherwise).
-    usable: bool [K, P] the head's candidate network ports (fixed while it waits).
+    wakes_on: bool [K, P] the candidate network ports whose rise wakes the head while it
+      sleeps (`wake_candidates`; the candidates are fixed while it waits).
     wait_vc: int32 the VC of all its candidates, V where they differ (fixed while it waits).
     blocked: bool an active head in transit with candidates, none of which can take it now:
       under either selection it cannot request until some candidate's availability rises.
@@ -154,7 +165,7 @@ class Requests(NamedTuple):
     request: jnp.ndarray
     no_route: jnp.ndarray
     enters: jnp.ndarray
-    usable: jnp.ndarray
+    wakes_on: jnp.ndarray
     wait_vc: jnp.ndarray
     blocked: jnp.ndarray
     margin: jnp.ndarray
@@ -223,7 +234,7 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
         request=request,
         no_route=active & ~at_dest & ~has_candidate,
         enters=~at_dest & jnp.take_along_axis(enters, best_port[:, None], axis=1)[:, 0],
-        usable=usable,
+        wakes_on=wake_candidates(total, usable, available),
         wait_vc=wait_vc,
         blocked=active & ~at_dest & any_usable & ~jnp.any(usable & available, axis=1),
         margin=margin,

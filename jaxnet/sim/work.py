@@ -20,7 +20,9 @@ servers to visit (a `rings.Subset`). Two implementations give identical results:
                depend only on the packet. Under best_first a head that waits for its
                lowest-total candidates while another could take it sleeps too, until a
                rise or until the totals could have closed its margin (`Requests.margin`):
-               each total moves at most `route.occupancy_step` a cycle. Results are
+               each total moves at most `route.occupancy_step` a cycle; only a rise on a
+               candidate below every one that could take it wakes it earlier
+               (`route.wake_candidates`). Results are
                exact while no list outgrows its capacity; each cycle
                reports how many entries every list needed (`counts`), and a run whose lists
                overflowed is redone with larger capacities (`jaxnet.sim.run`, sized by
@@ -91,7 +93,8 @@ class Sleep(NamedTuple):
 
     wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
       of all its candidates (V where they differ).
-    waits_on: uint32 [in_vcs, W] its candidate network ports (`port_mask`).
+    waits_on: uint32 [in_vcs, W] the candidate network ports whose rise wakes it (`port_mask`
+      of `route.Requests.wakes_on`).
     wake_at: int32 [in_vcs] cycle at which a sleeping head is routed again even if no
       candidate's availability rose (NEVER: it waits for a rise).
     availability: int32 [out_vcs] `availability` each output had when last visited (an
@@ -304,7 +307,7 @@ class Listed(Work):
         closes = t + (requests.margin + closing - 1) // closing
         sleep = todo.sleep._replace(
             wait_vc=put(todo.sleep.wait_vc, heads.ids, heads.valid, jnp.where(asleep, requests.wait_vc, -1)),
-            waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.usable)),
+            waits_on=put(todo.sleep.waits_on, heads.ids, heads.valid, port_mask(requests.wakes_on)),
             wake_at=put(todo.sleep.wake_at, heads.ids, heads.valid, jnp.where(requests.blocked, NEVER, closes)))
         return todo._replace(sleep=sleep)
 

@@ -50,20 +50,23 @@ from jaxnet.traffic.device import Traffic, sample_destinations
 
 class Kept(NamedTuple):
     """Which visited rings still hold a slot after `release_slots` (bool [K_in], [K_out]),
-    and which hold a packet waiting to leave (`waiting_in`, `waiting_out`)."""
+    which hold a packet waiting to leave (`waiting_in`, `waiting_out`), and which visited
+    output rings freed a slot this cycle (`freed_out`)."""
 
     inputs: jnp.ndarray
     outputs: jnp.ndarray
     waiting_in: jnp.ndarray
     waiting_out: jnp.ndarray
+    freed_out: jnp.ndarray
 
 
 def release_slots(model: Model, inputs: Rings, outputs: Rings, in_rings: Subset, out_rings: Subset, t):
     """(inputs, outputs, Kept): the rings after freeing the visited rings' slots whose
-    `free_at` has come, and which of them still hold one or a waiting packet."""
-    inputs, in_kept, waiting_in = release(inputs, in_rings, t, model.layout.input_depth)
-    outputs, out_kept, waiting_out = release(outputs, out_rings, t, model.layout.router.output_buffer)
-    return inputs, outputs, Kept(in_kept, out_kept, waiting_in, waiting_out)
+    `free_at` has come, which of them still hold one or a waiting packet, and which outputs
+    freed one."""
+    inputs, in_kept, waiting_in, _ = release(inputs, in_rings, t, model.layout.input_depth)
+    outputs, out_kept, waiting_out, freed_out = release(outputs, out_rings, t, model.layout.router.output_buffer)
+    return inputs, outputs, Kept(in_kept, out_kept, waiting_in, waiting_out, freed_out)
 
 
 def allocate(model: Model, requests: Requests, seed, t):

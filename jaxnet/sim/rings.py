@@ -61,9 +61,10 @@ def _wrap(index, depth: int):
     return jnp.where(index >= depth, index - depth, index)
 
 
-def release(rings: Rings, visited: Subset, cycle, depth: int) -> tuple[Rings, jnp.ndarray, jnp.ndarray]:
+def release(rings: Rings, visited: Subset, cycle, depth: int) -> tuple[Rings, jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """(rings after freeing the oldest gone slot of the visited rings whose `free_at` has come,
-    bool [K] the ring still holds a slot, bool [K] it holds a packet waiting to leave).
+    bool [K] the ring still holds a slot, bool [K] it holds a packet waiting to leave, bool
+    [K] it freed a slot).
     One per cycle suffices: packets leave a ring at most once per cycle. New counters are
     written from the values read, so XLA orders every read before the write instead of
     copying the array."""
@@ -73,7 +74,7 @@ def release(rings: Rings, visited: Subset, cycle, depth: int) -> tuple[Rings, jn
     free = visited.valid & (gone > 0) & (oldest <= cycle)
     freed = pack_counters(_wrap(first + 1, depth), taken - 1, gone - 1)
     rings = rings._replace(counters=put(rings.counters, ids, free, freed))
-    return rings, visited.valid & (taken > free), visited.valid & (taken > gone)
+    return rings, visited.valid & (taken > free), visited.valid & (taken > gone), free
 
 
 def head_rows(rings: Rings, ids, depth: int):

@@ -14,8 +14,8 @@ servers to visit (a `rings.Subset`). Two implementations give identical results:
                    filled;
                  - the servers with a packet to inject on an idle link or one to generate.
                With a scheme that does not redraw stuck heads, a head that none of its
-               candidate outputs could take sleeps until the availability
-               (`availability`) of an output VC on one of its candidate ports rises:
+               candidate outputs could take sleeps until the availability of an output
+               VC on one of its candidate ports may have risen (`may_have_risen`):
                under either selection nothing else lets it request, and its candidates
                depend only on the packet. Under best_first a head that waits for its
                lowest-total candidates while another could take it sleeps too, until a
@@ -97,33 +97,32 @@ class Sleep(NamedTuple):
       of `route.Requests.wakes_on`).
     wake_at: int32 [in_vcs] cycle at which a sleeping head is routed again even if no
       candidate's availability rose (NEVER: it waits for a rise).
-    availability: int32 [out_vcs] `availability` each output had when last visited (an
-      empty output's is its highest, min(2, output buffer)).
     """
 
     wait_vc: jnp.ndarray
     waits_on: jnp.ndarray
     wake_at: jnp.ndarray
-    availability: jnp.ndarray
 
 
 def no_sleep(layout: Layout) -> Sleep:
-    """Every head awake, every output at its highest availability (an empty network)."""
+    """Every head awake (an empty network)."""
     return Sleep(jnp.full(layout.in_vcs, -1, jnp.int32),
                  jnp.zeros((layout.in_vcs, -(-layout.ports // 32)), jnp.uint32),
-                 jnp.full(layout.in_vcs, NEVER, jnp.int32),
-                 jnp.full(layout.out_vcs, min(2, layout.router.output_buffer), jnp.int32))
+                 jnp.full(layout.in_vcs, NEVER, jnp.int32))
 
 
-def availability(layout: Layout, outputs, out_held, out_rings: Subset, t):
-    """int32 [K] what each visited output (port, VC) can take now: 0 nothing, 1 a packet
-    (`route.OutputView.available`), 2 a packet and room for another (`room_for_two` too). A
-    head that no candidate can take stays so until one of its candidates' values rises.
-    Only the occupied outputs can rise: an empty one is never held and always at its
-    highest value, min(2, output buffer)."""
+def may_have_risen(layout: Layout, outputs, out_held, out_rings: Subset, freed, t):
+    """bool [K]: the visited outputs (port, VC) whose availability (0 nothing, 1 a packet as
+    `route.OutputView.available`, 2 also room for another as `room_for_two`) may have risen
+    since the last cycle: those that can take a packet now and freed a slot this cycle
+    (`freed` bool [K], from `release_slots`) or whose hold ends this cycle. Between two
+    cycles an output's room grows only when a slot frees and its hold only ends at
+    `out_held`, so every rise is among them; an empty output, never held and always at its
+    highest, cannot rise. A head that no candidate can take stays so until one of these."""
     _, taken, _ = counters(outputs, out_rings.ids)
-    room = jnp.clip(layout.router.output_buffer - taken, 0, 2)
-    return jnp.where(pick(out_held, out_rings.ids) <= t, room, 0)
+    held_until = pick(out_held, out_rings.ids)
+    can_take = (held_until <= t) & (taken < layout.router.output_buffer)
+    return can_take & (freed | (held_until == t))
 
 
 def port_mask(ports):
@@ -138,10 +137,10 @@ def port_mask(ports):
 
 def rose_ports(layout: Layout, out_rings: Subset, rose):
     """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where a
-    visited output's `availability` rose (`rose` bool [K]); row V: where some VC's did (one
-    bit per port, from its lowest VC that rose). Built by one scatter-add of the K outputs'
-    bits (distinct bits, so adding never carries), not by a computed mask that XLA:CPU
-    would fuse into, and redo for, each head's lookup."""
+    visited output's availability rose (`rose` bool [K], `may_have_risen`); row V: where some
+    VC's did (one bit per port, from its lowest VC that rose). Built by one scatter-add of
+    the K outputs' bits (distinct bits, so adding never carries), not by a computed mask that
+    XLA:CPU would fuse into, and redo for, each head's lookup."""
     r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
     words = -(-ports // 32)
     ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_rings.ids is None else out_rings.ids
@@ -270,18 +269,13 @@ class Listed(Work):
         sleep = todo.sleep
         if sleep is not None:
             out_list = todo.outputs
-            now = availability(layout, outputs, state.out_held, out_list, t)
-            before = pick(sleep.availability, out_list.ids)
-            rose = rose_ports(layout, out_list, now > before)
+            rose = rose_ports(layout, out_list, may_have_risen(layout, outputs, state.out_held, out_list,
+                                                               kept.freed_out, t))
             ids = waiting.ids
             wait_vc = take_rows(sleep.wait_vc, ids)
             rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
             woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
             movable &= woken | (wait_vc < 0) | (take_rows(sleep.wake_at, ids) <= t)
-            # availability written only where it changed: the write then depends on the read,
-            # which XLA orders before it instead of copying the array
-            sleep = sleep._replace(availability=put(sleep.availability, out_list.ids,
-                                                    out_list.valid & (now != before), now))
         heads, n_heads = compact_subset(waiting, movable, capacity[2])
         return heads, todo._replace(sleep=sleep, counts=todo.counts.at[1].set(n_waiting).at[2].set(n_heads))
 

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from jaxnet.cli.experiment import sweep_jobs  # noqa: E402
 from jaxnet.core.files import write_atomic  # noqa: E402
+from jaxnet.results import claims as claim_tables  # noqa: E402
 from jaxnet.results import collect  # noqa: E402
 
 OUT = ROOT / "outputs" / "gallery"
@@ -179,15 +180,20 @@ def publish(out: Path, record: dict) -> None:
 def refresh() -> None:
     """Re-merge every finished sweep (figures from its rows, claims as its experiment file
     states them now, e.g. after a change to the plots or to a claim's cause) without simulating
-    again; wall times are kept. Sweeps whose outputs are not on this machine keep their records
-    as they are."""
+    again; wall times are kept. Records whose sweeps are not on this machine keep their
+    figures and numbers and get their claims' causes restated from the experiment file."""
     for record in records():
-        out = sweep_dir(record["name"], record["scale"]) if "scale" in record else None
-        if out is not None and out.is_dir():
+        if "scale" not in record:
+            continue
+        claims_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"].get("claims", [])
+        out = sweep_dir(record["name"], record["scale"])
+        if out.is_dir():
             rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
-            claims_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"].get("claims", [])
             collect.write_outputs(rows, out, claims_now={record["name"]: claims_now})
             publish(out, record)
+        elif record.get("claims"):
+            record["claims"] = claim_tables.with_causes(record["claims"], {c["claim"]: c.get("cause") for c in claims_now})
+            save_record(figure_key(record["name"], record["scale"]), record)
 
 
 # The paper-scale figures, most valuable first: the order a GPU run takes them in.

@@ -146,6 +146,17 @@ def test_write_outputs_evaluates_the_claims_as_they_read_now(tmp_path):
     assert "edited after the run" not in (tmp_path / "claims.md").read_text()
 
 
+def test_with_causes_restates_only_the_named_claims_causes():
+    rows = _rows(minimal=[0.5, 0.76, 0.767], polarized=[0.5, 0.695, 0.516])
+    stated = [_claim("~", 1.0, 0.1, "peak(line='polarized') / peak(line='minimal')", cause="old | cause"),
+              _claim(">=", 0.95, None, "accepted(1.0, line='polarized') / accepted(1.0, line='minimal')")]
+    stated[1]["claim"] = "Past saturation too"
+    table = claims.markdown(claims.evaluate(rows, stated))
+    restated = claims.with_causes(table, {stated[0]["claim"]: "new | cause", "a claim not in the table": "x"})
+    edited = [dict(stated[0], cause="new | cause"), stated[1]]
+    assert restated == claims.markdown(claims.evaluate(rows, edited)) and restated != table
+
+
 # ---- the experiments' claims ------------------------------------------------------------
 
 def _experiment(name):

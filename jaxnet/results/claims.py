@@ -11,6 +11,7 @@ filtered by any column, e.g. `accepted(1.0, line='polarized')`) and, once invest
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -117,6 +118,20 @@ def _cell(text) -> str:
 
 def _number(x: float, digits: str = ".3f") -> str:
     return "—" if math.isnan(x) else format(x, digits)
+
+
+def with_causes(table: str, causes: Mapping[str, str]) -> str:
+    """A claims table (`markdown`'s text) with the cause of each claim named in `causes`
+    (claim -> cause) restated, every other cell as it was: for a table whose rows are gone
+    when a claim's cause was edited after the run."""
+    cells = {_cell(claim): _cell(cause or "") for claim, cause in causes.items()}
+    lines = []
+    for line in table.split("\n"):
+        parts = re.split(r"(?<!\\) \| ", line[2:-2]) if line.startswith("| ") and line.endswith(" |") else None
+        if parts and parts[0] in cells and len(parts) >= 2:
+            line = "| " + " | ".join(parts[:-1] + [cells[parts[0]]]) + " |"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def markdown(results: Sequence[Mapping]) -> str:

@@ -4,7 +4,10 @@
 draws it inside the partition that source and destination share: on a Dragonfly, the
 group when both are in the same group; on a Hamming graph (or torus/mesh), the routers that
 keep every coordinate in which source and destination agree (the shared row or column in
-2D); otherwise it is plain Valiant. The `_recomp` variants redraw the intermediate, among
+2D); otherwise it is plain Valiant. With `intermediates: other_groups` (Dragonfly only) an
+intermediate drawn over the whole network is drawn outside the source's group, as FOGSim (the
+Restricted Valiant paper's simulator) draws its Valiant node; the default `all` draws it
+among all routers, as the paper's text says. The `_recomp` variants redraw the intermediate, among
 the allowed ones, every cycle the packet is blocked at the head of its injection buffer;
 once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
 `dragonfly_minimal` local-global-local); a packet whose first phase passes its
@@ -34,7 +37,9 @@ BASES = {"minimal": Minimal, "dragonfly_minimal": DragonflyMinimal}
 class ValiantTables(NamedTuple):
     """next_hop: uint32 [R, R, W] base next-hop bit words; neighbor: int32 [R, P];
     coords: int32 [R, n] partition coordinates; sides: int32 [n]; stride: int32 [n];
-    major: bool [n] coordinates whose difference makes the whole network the partition."""
+    major: bool [n] coordinates whose difference makes the whole network the partition;
+    group: int32 [R] each router's Dragonfly group (zeros elsewhere); groups: int32 [] their
+    count (0 unless intermediates are drawn outside the source's group)."""
 
     next_hop: jnp.ndarray
     neighbor: jnp.ndarray
@@ -42,6 +47,11 @@ class ValiantTables(NamedTuple):
     sides: jnp.ndarray
     stride: jnp.ndarray
     major: jnp.ndarray
+    group: jnp.ndarray
+    groups: jnp.ndarray
+
+
+INTERMEDIATES = ("all", "other_groups")
 
 
 def base_routes(topo: Topology, base: str) -> tuple[np.ndarray, np.ndarray]:
@@ -74,14 +84,22 @@ class Valiant(RoutingScheme):
     explore_draws: ClassVar[int] = 16
     phases: ClassVar[int] = 2
     base: str = "minimal"
+    intermediates: str = "all"
 
     def build_tables(self, topo):
         _, words = base_routes(topo, self.base)
         coords, sides, major = partition_coordinates(topo, self.restricted)
         stride = np.concatenate([[1], np.cumprod(sides)[:-1]])
+        require(self.intermediates in INTERMEDIATES, "routing.intermediates", self.intermediates,
+                f"one of {list(INTERMEDIATES)}")
+        other_groups = self.intermediates == "other_groups"
+        require(not other_groups or topo.group is not None, "routing.intermediates", self.intermediates,
+                "'all' on a topology without groups (other_groups needs a Dragonfly)")
+        group = np.zeros(topo.n_routers, np.int32) if topo.group is None else topo.group.astype(np.int32)
+        groups = int(group.max()) + 1 if other_groups else 0
         return ValiantTables(words, np.maximum(topo.neighbor, 0).astype(np.int32),
                              coords.astype(np.int32), sides.astype(np.int32),
-                             stride.astype(np.int32), major)
+                             stride.astype(np.int32), major, group, np.int32(groups))
 
     def max_hops(self, topo, tables):
         return 2 * int(base_routes(topo, self.base)[0].max())
@@ -99,7 +117,16 @@ class Valiant(RoutingScheme):
         dims = jnp.arange(src.shape[1], dtype=jnp.uint32)
         draw = below(hash_words(bits[:, None], dims[None, :]), tables.sides[None, :])
         mid = jnp.where(differs | anywhere, draw, src)
-        return jnp.sum(mid * tables.stride, axis=1)
+        mid = jnp.sum(mid * tables.stride, axis=1)
+        if self.intermediates == "all":
+            return mid
+        # a whole-network draw, redone outside the source's group (groups are contiguous)
+        size = tables.group.shape[0] // jnp.maximum(tables.groups, 1)
+        own = tables.group[source]
+        other = (own + 1 + below(hash_words(bits, jnp.full_like(bits, 0x5A17)), tables.groups - 1)) % tables.groups
+        outside = other * size + below(hash_words(bits, jnp.full_like(bits, 0x5A18)), size)
+        network_wide = anywhere[:, 0] if self.restricted else True
+        return jnp.where(network_wide, outside, mid)
 
     def _set_intermediate(self, tables, router, packets, bits):
         mid = self.draw_intermediate(tables, packets[:, pk.SRC], packets[:, pk.DST_R], bits)

@@ -230,19 +230,20 @@ def graph_path_counts(shape: TorusShape, turns: np.ndarray, candidates) -> np.nd
     rows = np.arange(len(channels))
     position = np.arange(channels.shape[1])[None, :]
     first, last = direction[:, 0], direction[rows, length - 1]
+    second = min(1, channels.shape[1] - 1)
     total = np.zeros(len(channels), np.int64)
     for fs in (0, 1):
         for ls in (0, 1):
             middle_length = length - fs - ls
             in_middle = (position >= fs) & (position < (length - ls)[:, None])
             middle = np.where(in_middle, direction, -1)
-            pairs_in_middle = in_middle[:, :-1] & in_middle[:, 1:]
-            ok = (middle_length >= (1 if ls else 0)) & ~np.any(pairs_in_middle & (middle[:, :-1] > middle[:, 1:]), axis=1)
+            descending = in_middle[:, :-1] & in_middle[:, 1:] & (middle[:, :-1] > middle[:, 1:])
+            ok = (middle_length >= ls) & ~np.any(descending, axis=1)  # LS needs a dirbit part
             for j in range(n):  # direction-bit rule
                 ok &= ~(np.any(middle == j, axis=1) & np.any(middle == j + n, axis=1))
             if fs:  # FS: a positive first step, then a later direction or an allowed turn
-                after = direction[rows, np.minimum(1, channels.shape[1] - 1)]
-                turn = turns[at[rows, np.minimum(1, channels.shape[1] - 1)], first, np.maximum(after, 0)]
+                after = direction[:, second]
+                turn = turns[at[:, second], first, np.maximum(after, 0)]
                 ok &= (first < n) & ((middle_length == 0) | (after > first) | ((after < first) & turn))
             if ls:  # LS: a negative last step after an earlier direction or an allowed turn
                 before = direction[rows, np.maximum(length - 2, 0)]

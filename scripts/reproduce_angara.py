@@ -9,7 +9,8 @@ Table 2: the 4x2x2x2 Desmos system and its 2-, 4-, 8- and 16-node subsystems, ta
 the first nodes in router order (coordinate 0 fastest), i.e. the sub-tori 2, 4, 4x2, 4x2x2.
 Random tori: side tuples drawn from [2, 8]^n with at most --max-nodes nodes (the paper's 49
 2D and 339 3D systems are all tuples up to any cap from 392 to 447 nodes; no cap gives its
-1173 4D systems: 432 gives 1183); all 2D tuples, a seeded sample of 3D and 4D ones. Genetic runs only up to --genetic-max-nodes nodes (it is slow, as in the paper).
+1173 4D systems: 432 gives 1183); all 2D tuples, a seeded sample of 3D and 4D ones. Genetic
+runs only up to --genetic-max-nodes nodes (it is slow, as in the paper).
 Figure 4: BUILD_SSSP calls per random torus, with the unique-routes stage and without it
 ("sort and group" only), beside the paper's bounds |N| and |N|^2 and its shares of pairs with
 a single minimal route (81.6 % 2D, 58.2 % 3D, 36.6 % 4D; the figure's points are not in the

@@ -132,3 +132,20 @@ def test_theorem_2_admits_no_turn_on_tori_of_rings(sides):
     assert _turn_candidates(shape, _initial_used_directions(shape)) == []
     assert deadlock_free_turns(shape).sum() == 0
     assert deadlock_free_turns(TorusShape.build([4, 2])).sum() > 0  # a side of 2 leaves some
+
+
+@pytest.mark.parametrize("sides", [[4, 2], [3, 3, 2], [4, 2, 2], [3, 2, 2, 2]])
+def test_theorem_2_turns_do_not_depend_on_the_order_they_are_tried(monkeypatch, sides):
+    """The augmentation adds a turn when its direction is outside B, then grows B; tried in
+    reverse or shuffled order it ends with the same turns, so Theorem 2 gives one turn set."""
+    import random
+
+    import jaxnet.paths.torus_graph as torus_graph
+
+    shape = TorusShape.build(sides)
+    in_order = deadlock_free_turns(shape)
+    assert in_order.any()
+    for reorder in (lambda c: c[::-1], lambda c: random.Random(0).sample(c, len(c))):
+        monkeypatch.setattr(torus_graph, "_turn_candidates",
+                            lambda shape, used, reorder=reorder: reorder(_turn_candidates(shape, used)))
+        assert (torus_graph.deadlock_free_turns(shape) == in_order).all()

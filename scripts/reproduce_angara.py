@@ -7,13 +7,17 @@ and the tornado pattern of Figure 6 on the paper's subsystems.
 
 Table 2: the 4x2x2x2 Desmos system and its 2-, 4-, 8- and 16-node subsystems, taken as
 the first nodes in router order (coordinate 0 fastest), i.e. the sub-tori 2, 4, 4x2, 4x2x2.
-Random tori: side tuples drawn from [2, 8]^n with at most --max-nodes nodes (the paper's
-49 / 339 / 1173 systems match a cap near 430 nodes); all 2D tuples, a seeded sample of 3D
-and 4D ones. Genetic runs only up to --genetic-max-nodes nodes (it is slow, as in the paper).
+Random tori: side tuples drawn from [2, 8]^n with at most --max-nodes nodes (the paper's 49
+2D and 339 3D systems are all tuples up to any cap from 392 to 447 nodes; no cap gives its
+1173 4D systems: 432 gives 1183); all 2D tuples, a seeded sample of 3D and 4D ones. Genetic
+runs only up to --genetic-max-nodes nodes (it is slow, as in the paper).
 Figure 4: BUILD_SSSP calls per random torus, with the unique-routes stage and without it
 ("sort and group" only), beside the paper's bounds |N| and |N|^2 and its shares of pairs with
 a single minimal route (81.6 % 2D, 58.2 % 3D, 36.6 % 4D; the figure's points are not in the
 paper's text).
+Shares (--parts shares): the share of pairs with a single minimal route under each candidate
+definition of "route", "pair" and "system" (`SHARE_DEFINITIONS`), over the same random tori,
+to find which (if any) gives the paper's 81.6 / 58.2 / 36.6 %.
 Tornado: the paper's MPI tornado (Figure 6c) is not defined beyond its name; each subsystem's
 tables are compared on the coordinate tornado (every coordinate + ceil(k/2) - 1, jaxnet's
 `tornado`) and on the tornado of node ranks (node i to i + ceil(N/2) - 1 mod N), with how
@@ -24,6 +28,7 @@ loaded channel.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 from pathlib import Path
@@ -35,7 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxnet.core.files import write_atomic  # noqa: E402
-from jaxnet.paths.torus_graph import TorusShape, deadlock_free_turns  # noqa: E402
+from jaxnet.paths.torus_graph import TorusShape, deadlock_free_turns, no_extra_turns  # noqa: E402
 from jaxnet.paths.torus_routes import minimal_route_candidates  # noqa: E402
 from jaxnet.paths.torus_tables import build_table, deadlock_cycle, table_metrics  # noqa: E402
 
@@ -51,7 +56,7 @@ PAPER_TABLE2 = {  # (max load, min load, sigma4, max D)
 }
 PAPER_IMPROVEMENT_OVER_BFS = {2: 0.13, 3: 0.11, 4: 0.17}
 PAPER_UNIQUE_SHARE = {2: 0.816, 3: 0.582, 4: 0.366}  # pairs with a single minimal route (Sec. 4.3)
-PARTS = ("table2", "random", "tornado")
+PARTS = ("table2", "random", "tornado", "shares")
 TORNADO_TABLES = {"bfs": {}, "sssp": {}, "genetic": {}, "bfs, direction order only": {"augment": False}}
 
 
@@ -211,6 +216,142 @@ def figure4(rows: list[dict], summary: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def graph_path_counts(shape: TorusShape, turns: np.ndarray, candidates) -> np.ndarray:
+    """int [n_candidates]: routing-graph paths BEGIN(s) -> END(t) that take each candidate's
+    direction sequence. The graph of section 3.1 lets a route be split as [FS] dirbit [LS] in
+    more than one way: a first positive step followed by a later direction is an FS step or the
+    start of the dirbit part, a last negative step after an earlier direction an LS step or the
+    end of it; each split is a separate path of the graph (`RoutingGraph` has the same edges)."""
+    n, n_dirs, pad = shape.n, shape.n_dirs, candidates.pad
+    channels = candidates.channels
+    step = channels < pad
+    direction = np.where(step, channels % n_dirs, -1)
+    at = np.where(step, channels // n_dirs, 0)  # node each step leaves from
+    length = step.sum(axis=1)
+    rows = np.arange(len(channels))
+    position = np.arange(channels.shape[1])[None, :]
+    first, last = direction[:, 0], direction[rows, length - 1]
+    second = min(1, channels.shape[1] - 1)
+    total = np.zeros(len(channels), np.int64)
+    for fs in (0, 1):
+        for ls in (0, 1):
+            middle_length = length - fs - ls
+            in_middle = (position >= fs) & (position < (length - ls)[:, None])
+            middle = np.where(in_middle, direction, -1)
+            descending = in_middle[:, :-1] & in_middle[:, 1:] & (middle[:, :-1] > middle[:, 1:])
+            ok = (middle_length >= ls) & ~np.any(descending, axis=1)  # LS needs a dirbit part
+            for j in range(n):  # direction-bit rule
+                ok &= ~(np.any(middle == j, axis=1) & np.any(middle == j + n, axis=1))
+            if fs:  # FS: a positive first step, then a later direction or an allowed turn
+                after = direction[:, second]
+                turn = turns[at[:, second], first, np.maximum(after, 0)]
+                ok &= (first < n) & ((middle_length == 0) | (after > first) | ((after < first) & turn))
+            if ls:  # LS: a negative last step after an earlier direction or an allowed turn
+                before = direction[rows, np.maximum(length - 2, 0)]
+                turn = turns[at[rows, length - 1], np.maximum(before, 0), last]
+                ok &= (last >= n) & ((last > before) | ((last < before) & turn))
+            total += ok
+    return total
+
+
+def route_counts(shape: TorusShape, turns: np.ndarray, graph_paths: bool = False) -> np.ndarray:
+    """int [R, R]: minimal routes per ordered pair (0 on the diagonal): distinct direction
+    sequences the rules admit with these turns, or routing-graph paths (`graph_path_counts`)."""
+    R = shape.n_nodes
+    candidates = minimal_route_candidates(shape, turns)
+    if not graph_paths:
+        return candidates.counts.reshape(R, R)
+    pair = np.repeat(np.arange(R * R), candidates.counts)
+    per_pair = np.bincount(pair, weights=graph_path_counts(shape, turns, candidates), minlength=R * R)
+    return per_pair.astype(np.int64).reshape(R, R)
+
+
+def two_node_rings(shape: TorusShape) -> TorusShape:
+    """The same sides with every side-2 dimension a ring of two nodes (two links between them,
+    so a one-hop offset there is a tie of + and -), instead of the paper's single mesh link."""
+    return TorusShape(shape.sides, (True,) * shape.n)
+
+
+def single_route_share(counts: np.ndarray, with_self: bool = False) -> float:
+    """Share of ordered pairs with exactly one minimal route; with_self counts each node's
+    pair with itself as one (the empty route)."""
+    R = len(counts)
+    if with_self:
+        return float(((counts == 1) | np.eye(R, dtype=bool)).mean())
+    return float((counts[~np.eye(R, dtype=bool)] == 1).mean())
+
+
+def any_turn(shape: TorusShape) -> np.ndarray:
+    """Every FS/LS turn the Angara rules allow, deadlock freedom ignored."""
+    return np.ones((shape.n_nodes, shape.n_dirs, shape.n_dirs), bool)
+
+
+TURN_SETS = {"theorem_2": deadlock_free_turns, "none": no_extra_turns, "any": any_turn}
+
+
+@functools.cache
+def cached_route_counts(sides: tuple[int, ...], turn_set: str, graph_paths: bool = False,
+                        two_node: bool = False) -> np.ndarray:
+    """`route_counts` of one system, computed once per variant (cleared per system)."""
+    shape = TorusShape.build(list(sides))
+    shape = two_node_rings(shape) if two_node else shape
+    return route_counts(shape, TURN_SETS[turn_set](shape), graph_paths)
+
+
+SHARE_DEFINITIONS = {  # name: (what it counts, sides -> share of the system's pairs)
+    "admitted": ("distinct minimal direction sequences the rules admit with the Theorem 2 "
+                 "turns (jaxnet's SSSP stage 1)",
+                 lambda sides: single_route_share(cached_route_counts(sides, "theorem_2"))),
+    "with_self": ("as admitted, each node's pair with itself counted (one route)",
+                  lambda sides: single_route_share(cached_route_counts(sides, "theorem_2"), with_self=True)),
+    "direction_order": ("as admitted without FS/LS turns (also: a route as its set of "
+                        "directions, which FS/LS variants share)",
+                        lambda sides: single_route_share(cached_route_counts(sides, "none"))),
+    "any_turn": ("as admitted with every FS/LS turn, deadlock freedom ignored",
+                 lambda sides: single_route_share(cached_route_counts(sides, "any"))),
+    "bound": ("every FS/LS turn where a side is 2, none in tori of rings only (Theorem 2 "
+              "admits none there): the lowest share any Theorem 2 turn set can give",
+              lambda sides: single_route_share(cached_route_counts(sides, "any" if 2 in sides else "none"))),
+    "graph_paths": ("routing-graph paths BEGIN(s) -> END(t), one per [FS] dirbit [LS] split",
+                    lambda sides: single_route_share(cached_route_counts(sides, "theorem_2", graph_paths=True))),
+    "side_2_ring": ("as admitted, a side of 2 a two-node ring (a one-hop offset there a tie)",
+                    lambda sides: single_route_share(cached_route_counts(sides, "theorem_2", two_node=True))),
+}
+
+
+def route_shares(args) -> dict:
+    """Per dimension count: each definition's share of single-route pairs, averaged over the
+    systems (and `admitted` pooled over all the systems' pairs), beside the paper's."""
+    rng = np.random.default_rng(args.seed)
+    out = {}
+    for n, count in ((2, None), (3, args.n3), (4, args.n4)):
+        systems = sample_systems(n, count, args.max_nodes, rng)
+        shares = {name: [] for name in SHARE_DEFINITIONS}
+        pairs = []
+        for sides in systems:
+            nodes = int(np.prod(sides))
+            pairs.append(nodes * (nodes - 1))
+            for name, (_, share) in SHARE_DEFINITIONS.items():
+                shares[name].append(share(tuple(sides)))
+            cached_route_counts.cache_clear()
+        row = {"systems": len(systems), "paper": PAPER_UNIQUE_SHARE[n],
+               **{name: float(np.mean(v)) for name, v in shares.items()},
+               "pooled": float(np.average(shares["admitted"], weights=pairs))}
+        out[f"{n}D"] = row
+        print(f"shares {n}D ({len(systems)} systems): "
+              + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if k != "systems"), flush=True)
+    return out
+
+
+def shares_markdown(shares: dict) -> str:
+    names = list(SHARE_DEFINITIONS) + ["pooled"]
+    lines = ["| definition | " + " | ".join(f"{d} ({r['systems']} systems)" for d, r in shares.items()) + " |",
+             "|---|" + "---|" * len(shares),
+             "| the paper | " + " | ".join(f"{r['paper']:.1%}" for r in shares.values()) + " |"]
+    lines += [f"| {name} | " + " | ".join(f"{r[name]:.1%}" for r in shares.values()) + " |" for name in names]
+    return "\n".join(lines) + "\n"
+
+
 def tornado_destinations(shape: TorusShape, kind: str) -> np.ndarray:
     """int [R]: the destination node of every node: `coordinates` (each coordinate + ceil(k/2)
     - 1) or `ranks` (node i to i + ceil(N/2) - 1 mod N, nodes in router order)."""
@@ -281,7 +422,8 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=int, default=432)
     parser.add_argument("--genetic-max-nodes", type=int, default=64)
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS),
-                        help="table2; random (Figures 4 and 5); tornado (Figure 6c's pattern)")
+                        help="table2; random (Figures 4 and 5); tornado (Figure 6c's pattern); "
+                             "shares (Figure 4's single-route pairs under each definition)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -302,6 +444,10 @@ def main() -> None:
         figure5(study, summary, args.out / "figure5.png")
         figure4(study, summary, args.out / "figure4.png")
         print(json.dumps(summary, indent=2))
+    if "shares" in args.parts:
+        shares = route_shares(args)
+        write_atomic(args.out / "shares.json", json.dumps(shares, indent=2))
+        write_atomic(args.out / "shares.md", shares_markdown(shares))
 
 
 if __name__ == "__main__":

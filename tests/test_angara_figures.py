@@ -1,12 +1,14 @@
 """The Angara paper's Figure 4 (BUILD_SSSP calls with and without the unique-routes stage) and
-the tornado of its Figure 6 on the Desmos torus (scripts/reproduce_angara.py)."""
+the tornado of its Figure 6 on the Desmos torus, and the share of pairs with a single minimal
+route under each candidate definition (scripts/reproduce_angara.py)."""
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from jaxnet.paths.torus_graph import TorusShape, deadlock_free_turns
+from jaxnet.paths.torus_graph import (RoutingGraph, TorusShape, _initial_used_directions, _turn_candidates,
+                                      deadlock_free_turns)
 from jaxnet.paths.torus_routes import minimal_route_candidates
 from jaxnet.paths.torus_tables import build_table, deadlock_cycle, table_metrics
 
@@ -57,3 +59,93 @@ def test_coordinate_tornado_on_the_desmos_torus_leaves_no_route_to_choose(angara
     for name in ("bfs", "sssp"):
         most, share = angara.pattern_loads(build_table(shape, name), ranks)
         assert 1 / most <= share <= 1  # every flow gets between the worst share and its whole link
+
+
+# ------------------------------------------- Figure 4's share of pairs with a single route
+def _walked_graph_paths(graph: RoutingGraph, source: int, directions) -> int:
+    """Routing-graph paths that take these directions from BEGIN(source), counted by walking
+    the graph's own transitions with multiplicity (every state has an END edge)."""
+    node, states = int(source), {graph.BEGIN: 1}
+    for k in directions:
+        reached: dict[int, int] = {}
+        for state, ways in states.items():
+            for t in graph.out[state]:
+                if t >= 0 and graph.direction[t] == k and graph.allowed[t, node]:
+                    reached[int(graph.next_state[t])] = reached.get(int(graph.next_state[t]), 0) + ways
+        node, states = int(graph.shape.neighbor[node, k]), reached
+    return sum(states.values())
+
+
+@pytest.mark.parametrize("sides", [[3, 3], [4, 2], [4, 4, 2]])
+def test_graph_path_counts_agree_with_walking_the_routing_graph(angara, sides):
+    shape = TorusShape.build(sides)
+    turns = deadlock_free_turns(shape)
+    candidates = minimal_route_candidates(shape, turns)
+    counted = angara.graph_path_counts(shape, turns, candidates)
+    graph = RoutingGraph.build(shape, turns)
+    R = shape.n_nodes
+    pair = np.repeat(np.arange(R * R), candidates.counts)
+    directions = np.where(candidates.channels < candidates.pad, candidates.channels % shape.n_dirs, -1)
+    walked = [_walked_graph_paths(graph, p // R, d[d >= 0]) for p, d in zip(pair, directions)]
+    assert counted.tolist() == walked
+    assert (counted >= 1).all()  # every admitted route is a path of the graph (Theorem 1)
+
+
+def test_route_counts_by_hand_on_the_3x3_torus(angara):
+    """3x3: no half-ring ties, no Theorem 2 turns, so one admitted route per pair. Graph paths
+    of node 0 = (0, 0): +X is FS+X or DIRBIT{+X} (2); -X is DIRBIT{-X} only (1); +X+Y is
+    FS+X DIRBIT{+Y} or DIRBIT{+X} DIRBIT{+X+Y} (2); +Y-X (to (2, 1)) adds DIRBIT{+Y} LS-X (3).
+    Every FS/LS turn: +Y+X beside +X+Y and -Y-X beside -X-Y, 2 of the 8 pairs."""
+    shape = TorusShape.build([3, 3])
+    assert deadlock_free_turns(shape).sum() == 0
+    admitted = angara.route_counts(shape, deadlock_free_turns(shape))
+    assert (admitted[~np.eye(9, dtype=bool)] == 1).all()
+    paths = angara.route_counts(shape, deadlock_free_turns(shape), graph_paths=True)
+    node = {(x, y): x + 3 * y for x in range(3) for y in range(3)}
+    assert [paths[0, node[c]] for c in [(1, 0), (2, 0), (1, 1), (2, 1), (0, 2), (2, 2)]] == [2, 1, 2, 3, 1, 2]
+    anyturn = angara.route_counts(shape, angara.any_turn(shape))
+    assert anyturn[0, node[1, 1]] == 2 and anyturn[0, node[2, 2]] == 2
+    assert angara.single_route_share(anyturn) == 6 / 8
+    assert angara.single_route_share(admitted, with_self=True) == 1.0
+
+
+def test_single_route_shares_by_hand(angara):
+    """4x4: a pair has one route unless an offset is 2 in a dimension (a tie of + and -): 8 of
+    the 15 non-zero offsets (9 of 16 with the pair to itself). 2x3 with the side of 2 a
+    two-node ring: every offset of 1 in x is a tie, leaving the 2 offsets (0, 1), (0, 2)."""
+    shares = {name: share((4, 4)) for name, (_, share) in angara.SHARE_DEFINITIONS.items()}
+    assert shares["admitted"] == shares["direction_order"] == shares["bound"] == 8 / 15
+    assert shares["with_self"] == 9 / 16
+    ring = angara.two_node_rings(TorusShape.build([2, 3]))
+    assert ring.wrap == (True, True)
+    assert angara.single_route_share(angara.route_counts(ring, deadlock_free_turns(ring))) == 2 / 5
+    assert angara.SHARE_DEFINITIONS["admitted"][1]((2, 3)) == 1.0  # a mesh link
+    assert angara.SHARE_DEFINITIONS["side_2_ring"][1]((2, 3)) == 2 / 5
+
+
+@pytest.mark.parametrize("sides", [[3, 4], [5, 3, 4], [3, 3, 4, 3]])
+def test_theorem_2_admits_no_turn_on_tori_of_rings(sides):
+    """Every FS/LS turn b < a at v needs a not in B(v, b), but the direction-order turn from
+    (v, b) to (v + b, a) is in every torus of rings: the pre-filter leaves nothing to add, in any
+    order, so the "bound" definition is the lowest share any Theorem 2 turn set gives."""
+    shape = TorusShape.build(sides)
+    assert _turn_candidates(shape, _initial_used_directions(shape)) == []
+    assert deadlock_free_turns(shape).sum() == 0
+    assert deadlock_free_turns(TorusShape.build([4, 2])).sum() > 0  # a side of 2 leaves some
+
+
+@pytest.mark.parametrize("sides", [[4, 2], [3, 3, 2], [4, 2, 2], [3, 2, 2, 2]])
+def test_theorem_2_turns_do_not_depend_on_the_order_they_are_tried(monkeypatch, sides):
+    """The augmentation adds a turn when its direction is outside B, then grows B; tried in
+    reverse or shuffled order it ends with the same turns, so Theorem 2 gives one turn set."""
+    import random
+
+    import jaxnet.paths.torus_graph as torus_graph
+
+    shape = TorusShape.build(sides)
+    in_order = deadlock_free_turns(shape)
+    assert in_order.any()
+    for reorder in (lambda c: c[::-1], lambda c: random.Random(0).sample(c, len(c))):
+        monkeypatch.setattr(torus_graph, "_turn_candidates",
+                            lambda shape, used, reorder=reorder: reorder(_turn_candidates(shape, used)))
+        assert (torus_graph.deadlock_free_turns(shape) == in_order).all()

@@ -70,3 +70,42 @@ def test_occupancy_streams_phit_by_phit():
     np.testing.assert_array_equal(seen, expected)
     # it rises to a whole packet and falls back one phit per cycle
     assert seen.max() == L and list(seen[g:g + L + 1]) == list(range(L + 1))
+
+
+def test_credits_are_the_downstream_part_of_the_occupancy():
+    """`router.occupancy: credits` reads only the phits sent downstream whose credits have not
+    returned: on a saturated network, for every output, between none and the downstream
+    buffer's packets, and below the whole occupancy by the output buffer's own phits (at
+    most its packets), which differ from none somewhere."""
+    graph = nx.random_regular_graph(4, 16, seed=3)
+    networks = {occupancy: make_network(graph, servers_per_router=3, vcs=3, packet_size=L, occupancy=occupancy)
+                for occupancy in ("vc", "credits")}
+    network = networks["vc"]
+    layout, model = network.layout, network.model
+    table = build_traffic({"name": "uniform"}, network.topo, 1)
+    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
+    params = Params(load=jnp.float32(1.0), traffic=traffic, warmup=jnp.int32(0), measure=jnp.int32(10**6),
+                    watchdog=jnp.int32(10**6), generate_until=jnp.int32(10**6))
+    work = EveryBuffer()
+    state = init_state(layout, jax.random.PRNGKey(1))
+    todo = work.start(model, state)
+    step = jax.jit(lambda s, todo: cycle_step(model, work, params, s, todo))
+    ports, vcs = jnp.arange(layout.out_ports)[:, None], jnp.arange(layout.vcs)[None, :]
+
+    def viewer(reading):
+        return jax.jit(lambda s: output_view(
+            reading.model, *phases.release_slots(model, s.inputs, s.outputs, EVERY, EVERY, s.cycle)[:2],
+            s.out_held, ports, vcs, s.cycle).occupancy)
+
+    views = {occupancy: viewer(reading) for occupancy, reading in networks.items()}
+    seen = {occupancy: [] for occupancy in views}
+    for _ in range(150):
+        state, todo = step(state, todo)
+        for occupancy, view in views.items():
+            seen[occupancy].append(np.asarray(view(state)))
+    network_ports = np.asarray(network.net.out_down) >= 0
+    whole, credits = np.stack(seen["vc"])[:, network_ports], np.stack(seen["credits"])[:, network_ports]
+    spec = layout.router
+    assert credits.min() >= 0 and credits.max() <= L * spec.input_buffer
+    assert (whole - credits).min() >= 0 and (whole - credits).max() <= L * spec.output_buffer
+    assert (whole != credits).any() and credits.max() > 0

@@ -42,8 +42,8 @@ class OutputView(NamedTuple):
 def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc, t):
     """OutputView of the outputs (port, VC): output ports `port` and VCs `vc` (int32 arrays
     that broadcast together; given apart, as the callers know them, so that no candidate
-    divides by V). The occupancy is the VC's, or with `router.occupancy: port` the sum over
-    every VC of the port."""
+    divides by V). The occupancy is the VC's, with `router.occupancy: port` the sum over
+    every VC of the port, with `credits` only the VC's downstream part (`vc_occupancy`)."""
     spec = model.layout.router
     v_count = model.layout.vcs
     occupancy, taken, held = vc_occupancy(model, inputs, outputs, out_held, port, vc, t)
@@ -67,11 +67,14 @@ def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc
     which is in both) - phits of the last granted packet not yet across the crossbar (one per
     cycle, the tail at `out_held` - 1) - credits already back of the oldest packet leaving the
     downstream buffer (its tail's credit is usable at its `free_at`, the credit of each phit
-    before it one cycle earlier)."""
+    before it one cycle earlier). With `router.occupancy: credits` only the downstream part:
+    phits sent towards the downstream buffer whose credits have not returned (L x packets in
+    the downstream input ring - credits back - phits of the packet on the link not yet sent,
+    its tail leaving at its output slot's `free_at`)."""
     layout = model.layout
     size, v_count = layout.router.packet_size, layout.vcs
     out_vc = port * v_count + vc
-    _, taken, gone = counters(outputs, out_vc)
+    first, taken, gone = counters(outputs, out_vc)
     held = take_rows(out_held, out_vc)
     down_port = take_rows(model.net.out_down, port)
     has_down = down_port >= 0
@@ -80,6 +83,10 @@ def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc
     taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
     oldest_free = take_rows(inputs.free_at, down * layout.input_depth + first_down)
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
+    if layout.router.occupancy == "credits":
+        leaving = take_rows(outputs.free_at, out_vc * layout.router.output_buffer + first)
+        unsent = jnp.where(has_down & (gone > 0), jnp.clip(leaving - t, 0, size), 0)
+        return size * taken_down - credited - unsent, taken, held
     streaming = jnp.where(has_down, gone, 0)
     return size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited, taken, held
 
@@ -91,9 +98,10 @@ def occupancy_step(model: Model) -> int | None:
     crossing into its buffer or the grant that starts it, and falls by at most one, from
     the credits of the oldest packet leaving the downstream buffer or the slot that frees;
     a packet starting on the link moves it from the output to the downstream buffer
-    (`vc_occupancy`; checked in tests/test_sleep.py). Summed over a port's VCs, V times that."""
+    (`vc_occupancy`; checked in tests/test_sleep.py). Summed over a port's VCs, V times that.
+    The downstream part alone (`credits`) is left unbounded here."""
     spec = model.layout.router
-    if spec.transfer_cycles != spec.packet_size:
+    if spec.transfer_cycles != spec.packet_size or spec.occupancy == "credits":
         return None
     return model.layout.vcs if spec.occupancy == "port" else 1
 

@@ -28,7 +28,7 @@ LISTED = ("occupied input rings", "input rings with a packet waiting", "heads ro
           "occupied output rings", "output rings with a packet to send on an idle link",
           "servers with a packet to inject or to generate")
 # What adaptive selection may read of an output (router.occupancy).
-OCCUPANCIES = ("vc", "port")
+OCCUPANCIES = ("vc", "port", "credits")
 # What sim.record may list.
 RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
@@ -76,8 +76,9 @@ class RouterSpec:
     # False: a head may not request an output port while any VC of that port is receiving a
     # packet through the crossbar (the reference simulator's `allow_request_busy_port: false`).
     request_busy_port: bool = True
-    # What adaptive selection reads of a candidate output: its VC's occupancy ("vc") or the sum
-    # over every VC of its port ("port").
+    # What adaptive selection reads of a candidate output: its VC's occupancy ("vc"), the sum
+    # over every VC of its port ("port"), or only the VC's downstream credits in use
+    # ("credits", the reference simulator's LowestSinghWeight default).
     occupancy: str = "vc"
 
     def __post_init__(self) -> None:

@@ -128,8 +128,14 @@ def waiting_margin(total, usable, available, request):
     could take it (best_first), the lowest total of those that could take it minus the
     lowest of all; 0 for every other head."""
     lowest = jnp.where(usable, total, keys.COST_CAP).min(axis=1)
-    lowest_available = jnp.where(usable & available, total, keys.COST_CAP + 1).min(axis=1)
+    lowest_available = _lowest_available(total, usable, available)
     return jnp.where(~request & (lowest_available <= keys.COST_CAP), lowest_available - lowest, 0)
+
+
+def _lowest_available(total, usable, available):
+    """int32 [H]: the lowest total among the candidates that can take the head now,
+    keys.COST_CAP + 1 (above every total) where none can."""
+    return jnp.where(usable & available, total, keys.COST_CAP + 1).min(axis=1)
 
 
 def wake_candidates(total, usable, available):
@@ -138,8 +144,7 @@ def wake_candidates(total, usable, available):
     that can take it now (every usable one when none can). Another one would first have to
     close the head's whole margin on the lowest total (`waiting_margin`), which takes at least
     as long as the head sleeps on it."""
-    lowest_available = jnp.where(usable & available, total, keys.COST_CAP + 1).min(axis=1)
-    return usable & (total < lowest_available[:, None])
+    return usable & (total < _lowest_available(total, usable, available)[:, None])
 
 
 class Requests(NamedTuple):

@@ -68,6 +68,8 @@ OPTION_CASES = [
     ("ugal_threshold", DRAGONFLY, {"name": "ugal", "threshold": 32}, {"name": "adv_group"}, {}),
     ("dor_bubble", TORUS, {"name": "dor"}, {"name": "tornado", "dimensions": [0]},
      {"flow_control": "bubble", "vcs": 1}),
+    ("valiant_fogsim_allocator", DRAGONFLY, {"name": "valiant", "base": "dragonfly_minimal"}, {"name": "uniform"},
+     {"vc_policy": "dragonfly", "vcs": 4, "allocator": "port", "request_busy_port": False}),
     ("torus_table_bubble", TORUS, {"name": "torus_table", "algorithm": "bfs"}, {"name": "uniform"},
      {"flow_control": "bubble", "vcs": 1}),
 ]
@@ -181,7 +183,8 @@ def test_rows_match_the_fixture_and_drain(name, tmp_path):
 LISTS = [[8, 30], [3, 12], [2, 8], [12, 60], [6, 30], [2, 6]]
 LIST_CASES = [pytest.param(name, marks=() if name == "dor_bubble" else pytest.mark.slow)
               for name in ("routing_polarized", "routing_valiant_recomp", "routing_torus_table", "ugal_threshold",
-                           "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup")]
+                           "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup",
+                           "valiant_fogsim_allocator")]
 
 
 @pytest.mark.parametrize("name", LIST_CASES)

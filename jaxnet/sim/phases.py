@@ -4,7 +4,7 @@ reads. `step.cycle_step` calls them in this order:
   release         free the slots whose tail left and whose credit came back
   route           every head that may move asks its scheme for candidates and selects one
                   (`jaxnet.sim.route`)
-  allocate        each output (port, VC) grants one random requester
+  allocate        the allocator grants requests (each output (port, VC) one, by default)
   transfer        winners move to their output buffer (crossbar)
   send_on_links   every idle output link starts one packet (downstream credits required)
   inject          servers move queued packets into their injection buffers
@@ -29,7 +29,7 @@ from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import keys
 from jaxnet.sim import workload as workloads
 from jaxnet.sim.layout import Model, NetArrays
-from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES
+from jaxnet.sim.policies import ALLOCATORS, FLOW_CONTROLS, INJECTION_POLICIES
 from jaxnet.sim.rings import (
     Subset,
     counters,
@@ -70,16 +70,13 @@ def release_slots(model: Model, inputs: Rings, outputs: Rings, in_rings: Subset,
 
 
 def allocate(model: Model, requests: Requests, seed, t):
-    """bool [K]: the requests granted. Each output (port, VC) grants one random requester
-    (the highest random bid); each input VC has at most one request."""
+    """bool [K]: the requests granted by the router's allocator (`router.allocator`:
+    `policies.ALLOCATORS`); each input VC has at most one request."""
     layout = model.layout
     per_router = layout.ports_per_router * layout.vcs
-    local = requests.ring % per_router
     bits = rng.random_bits_at(seed, t, rng.RNG_ALLOCATE, requests.ring)
-    bid = keys.pack_bid(bits, local, keys.local_bits(per_router))
-    winner = jnp.full(layout.out_vcs, -1, jnp.int32).at[
-        jnp.where(requests.request, requests.out_vc, layout.out_vcs)].max(bid, mode="drop")
-    return requests.request & (take_rows(winner, requests.out_vc) == bid)
+    return ALLOCATORS[layout.router.allocator].grant(layout, requests.request, requests.ring, requests.out_vc,
+                                                     bits, requests.ring % per_router, keys.local_bits(per_router))
 
 
 def take_port(routing: RoutingScheme, tables, net: NetArrays, router, packets, port):

@@ -1,5 +1,6 @@
 """The router's named policies (`router.selection`, `router.flow_control`,
-`router.injection_policy`): one registry each, the engine looks the configured one up.
+`router.injection_policy`, `router.allocator`): one registry each, the engine looks the
+configured one up.
 
 Selection orders request filtering and selection:
   available_first  drop the outputs that cannot take the whole packet, then take the lowest
@@ -17,6 +18,17 @@ Injection policy, which injection buffer (VC of the injection port) a new packet
   random           a random one with room;
   dest             the one fixed by the destination's section of the servers (Valiant
                    paper, section IV-C), if it has room.
+Allocator, which requests the crossbar grants in a cycle (a request's bid is random, its
+router-local index in the low bits):
+  vc               every input VC requests on its own and each output (port, VC) grants its
+                   highest bid (DESIGN): several VCs of one input port, and of one output
+                   port, may move in one cycle;
+  port             FOGSim's separable allocator, one iteration (the Restricted Valiant
+                   paper's simulator): an input port sends one packet at a time and forwards
+                   one request per cycle (its VCs' highest bid), and each output port grants
+                   one of those per cycle, transit inputs before injection inputs (FOGSim's
+                   default PrioLRS output arbiter; its least-recently-served order is random
+                   here).
 """
 from __future__ import annotations
 
@@ -113,3 +125,45 @@ def _first(room, order):
 
 INJECTION_POLICIES = Registry("router.injection_policy", {
     "lowest": lowest_with_room, "random": random_with_room, "dest": by_destination})
+
+
+def _highest(bid, group, groups: int, request):
+    """bool [K]: the requests (`request`) whose bid is the highest of their group (int32 [K]
+    in [0, groups)); bids are distinct within a group."""
+    top = jnp.full(groups, -1, jnp.int32).at[jnp.where(request, group, groups)].max(bid, mode="drop")
+    return request & (take_rows(top, group) == bid)
+
+
+@dataclasses.dataclass(frozen=True)
+class PerVcAllocator:
+    """`vc` (see the module docstring)."""
+
+    def input_busy_until(self, layout, in_busy):
+        """int32 [in_vcs]: the cycle from which each input (port, VC) may send again."""
+        return in_busy
+
+    def grant(self, layout, request, ring, out_vc, bits, local, local_bits: int):
+        """bool [K]: which requests (bool [K]; input ring, output (port, VC) and uint32 random
+        `bits` of each; `local`: the requester's index inside its router, below
+        2**local_bits) are granted."""
+        return _highest(keys.pack_bid(bits, local, local_bits), out_vc, layout.out_vcs, request)
+
+
+@dataclasses.dataclass(frozen=True)
+class PerPortAllocator(PerVcAllocator):
+    """`port` (see the module docstring)."""
+
+    def input_busy_until(self, layout, in_busy):
+        """Every VC of an input port waits while any of them sends through the crossbar."""
+        return jnp.repeat(in_busy.reshape(-1, layout.vcs).max(axis=1), layout.vcs)
+
+    def grant(self, layout, request, ring, out_vc, bits, local, local_bits: int):
+        v_count = layout.vcs
+        bid = keys.pack_bid(bits >> 1, local, local_bits)  # bit 30 free for the priority
+        forwarded = _highest(bid, ring // v_count, layout.in_ports, request)
+        transit = (local // v_count) < layout.ports
+        priority_bid = (transit.astype(jnp.int32) << 30) | bid
+        return _highest(priority_bid, out_vc // v_count, layout.out_ports, forwarded)
+
+
+ALLOCATORS = Registry("router.allocator", {"vc": PerVcAllocator(), "port": PerPortAllocator()})

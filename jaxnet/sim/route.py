@@ -19,7 +19,7 @@ from jaxnet.core.gather import take_pair
 from jaxnet.routing.base import NOT_CANDIDATE
 from jaxnet.sim import keys
 from jaxnet.sim.layout import Model
-from jaxnet.sim.policies import FLOW_CONTROLS, SELECTIONS
+from jaxnet.sim.policies import ALLOCATORS, FLOW_CONTROLS, SELECTIONS
 from jaxnet.sim.rings import Subset, counters, head_rows, pick, ring_ids, take_rows
 from jaxnet.sim.state import Rings
 
@@ -186,10 +186,13 @@ class Requests(NamedTuple):
 
 def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
     """(slot row of the head of each input ring `heads`, bool [K] the head may move this
-    cycle: waiting, arrived (router latency included) and its input VC free)."""
-    row, waiting = head_rows(inputs, heads.ids, model.layout.input_depth)
-    arrived = take_pair(inputs.slots, row, pk.READY) + model.layout.router.router_latency <= t
-    return row, heads.valid & waiting & arrived & (pick(in_busy, heads.ids) <= t)
+    cycle: waiting, arrived (router latency included) and its input VC free (with
+    `router.allocator: port`, its whole input port))."""
+    layout = model.layout
+    row, waiting = head_rows(inputs, heads.ids, layout.input_depth)
+    arrived = take_pair(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
+    busy_until = ALLOCATORS[layout.router.allocator].input_busy_until(layout, in_busy)
+    return row, heads.valid & waiting & arrived & (pick(busy_until, heads.ids) <= t)
 
 
 def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads: Subset, seed, t) -> Requests:

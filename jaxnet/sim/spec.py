@@ -11,7 +11,7 @@ import os
 import jax
 
 from jaxnet.core.validate import is_int, require, require_int, require_number
-from jaxnet.sim.policies import FLOW_CONTROLS, INJECTION_POLICIES, SELECTIONS
+from jaxnet.sim.policies import ALLOCATORS, FLOW_CONTROLS, INJECTION_POLICIES, SELECTIONS
 
 # Packets a buffer (input, injection, output, source queue) holds at most: the engine packs
 # a ring's three counters into one int32 (`jaxnet.sim.state.Rings`), 10 bits each.
@@ -80,6 +80,9 @@ class RouterSpec:
     # over every VC of its port ("port"), or only the VC's downstream credits in use
     # ("credits", the reference simulator's LowestSinghWeight default).
     occupancy: str = "vc"
+    # Which requests the crossbar grants in a cycle (`policies.ALLOCATORS`): per output VC
+    # ("vc") or FOGSim's per port, transit first ("port").
+    allocator: str = "vc"
 
     def __post_init__(self) -> None:
         require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
@@ -99,6 +102,7 @@ class RouterSpec:
         if self.selection != "auto":
             SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
+        ALLOCATORS.get(self.allocator)
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")

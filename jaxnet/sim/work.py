@@ -176,10 +176,11 @@ class Todo(NamedTuple):
 
 def heads_sleep(model: Model) -> bool:
     """Whether blocked heads sleep when work is listed: with a scheme that does not redraw
-    stuck heads, and outputs that only their own VC's packet blocks (every ring visited:
-    nobody sleeps)."""
+    stuck heads, outputs that only their own VC's packet blocks, and inputs that only their
+    own VC's packet holds (a head whose input port is busy could miss the rise that wakes
+    it; every ring visited: nobody sleeps)."""
     spec = model.layout.router
-    return not model.routing.recomputes and spec.request_busy_port
+    return not model.routing.recomputes and spec.request_busy_port and spec.allocator == "vc"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -96,8 +96,13 @@ class RoutingScheme:
         """
         return packets.at[:, pk.PATH].set(bits.astype(jnp.int32))
 
+    def delivers(self, tables, router, packets):
+        """bool [N]: the packets (int32 [N, F]) at `router` (int32 [N]) that leave the network
+        here, for their server's ejection port: those at their destination's router."""
+        return packets[:, pk.DST_R] == router
+
     def candidates(self, tables, router, packets, ports: int) -> Candidates:
-        """Candidate ports of packets at `router` (int32 [N]) that are not yet there."""
+        """Candidate ports of packets at `router` (int32 [N]) that it does not deliver."""
         raise NotImplementedError
 
     def on_hop(self, tables, router, packets, port):

@@ -10,8 +10,9 @@ Restricted Valiant paper's simulator) draws its Valiant node; the default `all` 
 among all routers, as the paper's text says. The `_recomp` variants redraw the intermediate, among
 the allowed ones, every cycle the packet is blocked at the head of its injection buffer;
 once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
-`dragonfly_minimal` local-global-local); a packet whose first phase passes its
-destination is done there. VCs: hops so far (2x the base's longest route) or, with
+`dragonfly_minimal` local-global-local); with `first_leg: shortcut` (the default) a
+packet whose first phase passes its destination is done there, with `first_leg: full` it
+goes on to the intermediate and back, as FOGSim's Valiant does. VCs: hops so far (2x the base's longest route) or, with
 router.vc_policy=dragonfly and base dragonfly_minimal, 4 local / 2 global as in the
 Valiant paper.
 """
@@ -52,6 +53,7 @@ class ValiantTables(NamedTuple):
 
 
 INTERMEDIATES = ("all", "other_groups")
+FIRST_LEGS = ("shortcut", "full")
 
 
 def base_routes(topo: Topology, base: str) -> tuple[np.ndarray, np.ndarray]:
@@ -85,8 +87,10 @@ class Valiant(RoutingScheme):
     phases: ClassVar[int] = 2
     base: str = "minimal"
     intermediates: str = "all"
+    first_leg: str = "shortcut"
 
     def build_tables(self, topo):
+        require(self.first_leg in FIRST_LEGS, "routing.first_leg", self.first_leg, f"one of {list(FIRST_LEGS)}")
         _, words = base_routes(topo, self.base)
         coords, sides, major = partition_coordinates(topo, self.restricted)
         stride = np.concatenate([[1], np.cumprod(sides)[:-1]])
@@ -134,6 +138,11 @@ class Valiant(RoutingScheme):
 
     def at_injection(self, tables, router, packets, bits):
         return self._set_intermediate(tables, router, packets, bits)
+
+    def delivers(self, tables, router, packets):
+        """At the destination's router; with `first_leg: full` only after the intermediate."""
+        at_destination = packets[:, pk.DST_R] == router
+        return at_destination if self.first_leg == "shortcut" else at_destination & (packets[:, pk.PHASE] == 1)
 
     def candidates(self, tables, router, packets, ports):
         target = jnp.where(packets[:, pk.PHASE] == 0, packets[:, pk.MID], packets[:, pk.DST_R])

@@ -53,7 +53,7 @@ def explore_routes(network, draws: int = 4, seed: int = 0, max_hops: int | None 
     deps, longest, corners, stuck, served, dangling = [], 0, 0, [], [], []
     step = jax.jit(lambda r, p: _expand(network, r, p))
     while len(router):
-        arrived = packets[:, pk.DST_R] == router
+        arrived = np.asarray(routing.delivers(network.tables, jnp.asarray(router), jnp.asarray(packets)))
         longest = max(longest, int(packets[arrived, pk.HOPS].max(initial=0)))
         served.append(packets[arrived][:, [pk.SRC, pk.DST_R]])
         router, packets, previous = router[~arrived], packets[~arrived], previous[~arrived]

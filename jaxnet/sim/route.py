@@ -152,7 +152,8 @@ class Requests(NamedTuple):
 
     ring: int32 input (port, VC) id; row: int32 slot row of its head; head: int32 [K, F] the
     head's record. active: bool the head may request (waiting, arrived, input VC free).
-    at_dest: bool the head is at its destination router (requests its ejection port).
+    at_dest: bool the scheme delivers the head here, at its destination router (it requests
+      its ejection port).
     port: int32 network port chosen (meaningless where at_dest or not requesting).
     out_vc: int32 output (port, VC) id requested; request: bool a request is made.
     no_route: bool an active head in transit that had no candidate at all.
@@ -205,7 +206,7 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
     row, active = movable_heads(model, inputs, in_busy, heads, t)
     head = take_rows(inputs.slots, row)
     router = layout.router_of(ring)
-    at_dest = head[:, pk.DST_R] == router
+    at_dest = routing.delivers(model.tables, router, head)
 
     cost, scheme_vc, scale = routing.candidates(model.tables, router, head, ports)
     vc = layout.vc_policy.candidate_vcs(net.port_class, router, head, scheme_vc)

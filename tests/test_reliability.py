@@ -89,8 +89,8 @@ def test_a_key_of_a_swept_group_applies_to_the_swept_options(tmp_path, monkeypat
     sweep_args = ["-m", f"hydra.sweep.dir={tmp_path / 'sweep'}", "topology=dragonfly", "routing=valiant,rval"]
     code, stderr = run_app(simulate, tmp_path, *sweep_args, "routing.base=dragonfly_minimal")
     assert code == 0, stderr
-    assert seen == [{"name": "valiant", "base": "dragonfly_minimal", "intermediates": "all"},
-                    {"name": "rval", "base": "dragonfly_minimal", "intermediates": "all"}]
+    assert seen == [{"name": "valiant", "base": "dragonfly_minimal", "intermediates": "all", "first_leg": "shortcut"},
+                    {"name": "rval", "base": "dragonfly_minimal", "intermediates": "all", "first_leg": "shortcut"}]
     code, stderr = run_app(simulate, tmp_path, *sweep_args, "routing.bsae=dragonfly_minimal")
     assert code == 2
     assert_one_line(stderr, "routing.bsae=dragonfly_minimal is invalid: no option of the sweep routing=valiant,rval",

@@ -12,9 +12,9 @@ the allowed ones, every cycle the packet is blocked at the head of its injection
 once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
 `dragonfly_minimal` local-global-local); with `first_leg: shortcut` (the default) a
 packet whose first phase passes its destination is done there, with `first_leg: full` it
-goes on to the intermediate and back, as FOGSim's Valiant does. VCs: hops so far (2x the base's longest route) or, with
-router.vc_policy=dragonfly and base dragonfly_minimal, 4 local / 2 global as in the
-Valiant paper.
+goes on to the intermediate and back, as FOGSim's Valiant does. VCs: hops so far (2x the
+base's longest route) or, with router.vc_policy=dragonfly and base dragonfly_minimal, 4
+local / 2 global as in the Valiant paper.
 """
 from __future__ import annotations
 

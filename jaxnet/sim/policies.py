@@ -138,6 +138,9 @@ def _highest(bid, group, groups: int, request):
 class PerVcAllocator:
     """`vc` (see the module docstring)."""
 
+    # True where a VC's transfer holds every VC of its input port (`input_busy_until`).
+    holds_input_port: ClassVar[bool] = False
+
     def input_busy_until(self, layout, in_busy):
         """int32 [in_vcs]: the cycle from which each input (port, VC) may send again."""
         return in_busy
@@ -152,6 +155,8 @@ class PerVcAllocator:
 @dataclasses.dataclass(frozen=True)
 class PerPortAllocator(PerVcAllocator):
     """`port` (see the module docstring)."""
+
+    holds_input_port: ClassVar[bool] = True
 
     def input_busy_until(self, layout, in_busy):
         """Every VC of an input port waits while any of them sends through the crossbar."""

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 
 from jaxnet.core.gather import take_pair
 from jaxnet.sim.layout import Layout, Model
+from jaxnet.sim.policies import ALLOCATORS
 from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
 from jaxnet.sim.route import movable_heads, occupancy_step
 from jaxnet.sim.spec import LISTED
@@ -180,7 +181,8 @@ def heads_sleep(model: Model) -> bool:
     own VC's packet holds (a head whose input port is busy could miss the rise that wakes
     it; every ring visited: nobody sleeps)."""
     spec = model.layout.router
-    return not model.routing.recomputes and spec.request_busy_port and spec.allocator == "vc"
+    return (not model.routing.recomputes and spec.request_busy_port
+            and not ALLOCATORS[spec.allocator].holds_input_port)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,12 +23,14 @@ router-local index in the low bits):
   vc               every input VC requests on its own and each output (port, VC) grants its
                    highest bid (DESIGN): several VCs of one input port, and of one output
                    port, may move in one cycle;
-  port             FOGSim's separable allocator, one iteration (the Restricted Valiant
-                   paper's simulator): an input port sends one packet at a time and forwards
-                   one request per cycle (its VCs' highest bid), and each output port grants
-                   one of those per cycle, transit inputs before injection inputs (FOGSim's
-                   default PrioLRS output arbiter; its least-recently-served order is random
-                   here).
+  port             FOGSim's separable allocator (the Restricted Valiant paper's simulator):
+                   an input port sends one packet at a time and forwards one request per
+                   iteration (its VCs' highest bid), and each output port grants one of those,
+                   transit inputs before injection inputs (FOGSim's default PrioLRS output
+                   arbiter; its least-recently-served order is random here). With
+                   `router.allocator_iterations` > 1 (FOGSim's `ArbiterIterations`) the input
+                   and output ports left unmatched try again, with the same bids, among their
+                   other requests, as FOGSim's switch does within a cycle.
 """
 from __future__ import annotations
 
@@ -134,6 +136,11 @@ def _highest(bid, group, groups: int, request):
     return request & (take_rows(top, group) == bid)
 
 
+def _taken(chosen, group, groups: int):
+    """bool [K]: whether any request of the same group (int32 [K] in [0, groups)) is `chosen`."""
+    return take_rows(jnp.zeros(groups, bool).at[jnp.where(chosen, group, groups)].set(True, mode="drop"), group)
+
+
 @dataclasses.dataclass(frozen=True)
 class PerVcAllocator:
     """`vc` (see the module docstring)."""
@@ -164,11 +171,17 @@ class PerPortAllocator(PerVcAllocator):
 
     def grant(self, layout, request, ring, out_vc, bits, local, local_bits: int):
         v_count = layout.vcs
+        in_port, out_port = ring // v_count, out_vc // v_count
         bid = keys.pack_bid(bits >> 1, local, local_bits)  # bit 30 free for the priority
-        forwarded = _highest(bid, ring // v_count, layout.in_ports, request)
         transit = (local // v_count) < layout.ports
         priority_bid = (transit.astype(jnp.int32) << 30) | bid
-        return _highest(priority_bid, out_vc // v_count, layout.out_ports, forwarded)
+        granted = jnp.zeros_like(request)
+        for iteration in range(layout.router.allocator_iterations):
+            open_ = request if iteration == 0 else (
+                request & ~_taken(granted, in_port, layout.in_ports) & ~_taken(granted, out_port, layout.out_ports))
+            forwarded = _highest(bid, in_port, layout.in_ports, open_)
+            granted = granted | _highest(priority_bid, out_port, layout.out_ports, forwarded)
+        return granted
 
 
 ALLOCATORS = Registry("router.allocator", {"vc": PerVcAllocator(), "port": PerPortAllocator()})

@@ -83,6 +83,9 @@ class RouterSpec:
     # Which requests the crossbar grants in a cycle (`policies.ALLOCATORS`): per output VC
     # ("vc") or FOGSim's per port, transit first ("port").
     allocator: str = "vc"
+    # Matching iterations per cycle of the port allocator (FOGSim's ArbiterIterations): ports
+    # left unmatched try again among their other requests.
+    allocator_iterations: int = 1
 
     def __post_init__(self) -> None:
         require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
@@ -103,6 +106,9 @@ class RouterSpec:
             SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
         ALLOCATORS.get(self.allocator)
+        require_int(self.allocator_iterations, "router.allocator_iterations", 1, 16)
+        require(self.allocator_iterations == 1 or self.allocator == "port", "router.allocator_iterations",
+                self.allocator_iterations, "1 unless router.allocator is port (only the port allocator matches in iterations)")
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")

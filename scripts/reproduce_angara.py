@@ -17,7 +17,9 @@ a single minimal route (81.6 % 2D, 58.2 % 3D, 36.6 % 4D; the figure's points are
 paper's text).
 Shares (--parts shares): the share of pairs with a single minimal route under each candidate
 definition of "route", "pair" and "system" (`SHARE_DEFINITIONS`), over the same random tori,
-to find which (if any) gives the paper's 81.6 / 58.2 / 36.6 %.
+to find which (if any) gives the paper's 81.6 / 58.2 / 36.6 %. --parts every_4d --max-nodes
+440: that share under the definition the 2D share pins for every 4D system up to 440 nodes,
+and the mean over any 1173 of them that hold the 1155 up to 431 nodes.
 Tornado: the paper's MPI tornado (Figure 6c) is not defined beyond its name; each subsystem's
 tables are compared on the coordinate tornado (every coordinate + ceil(k/2) - 1, jaxnet's
 `tornado`) and on the tornado of node ranks (node i to i + ceil(N/2) - 1 mod N), with how
@@ -56,7 +58,8 @@ PAPER_TABLE2 = {  # (max load, min load, sigma4, max D)
 }
 PAPER_IMPROVEMENT_OVER_BFS = {2: 0.13, 3: 0.11, 4: 0.17}
 PAPER_UNIQUE_SHARE = {2: 0.816, 3: 0.582, 4: 0.366}  # pairs with a single minimal route (Sec. 4.3)
-PARTS = ("table2", "random", "tornado", "shares")
+PAPER_4D_SYSTEMS = 1173
+PARTS = ("table2", "random", "tornado", "shares", "every_4d")
 TORNADO_TABLES = {"bfs": {}, "sssp": {}, "genetic": {}, "bfs, direction order only": {"augment": False}}
 
 
@@ -343,6 +346,38 @@ def route_shares(args) -> dict:
     return out
 
 
+def every_4d_system(max_nodes: int, core_nodes: int = 431, count: int = PAPER_4D_SYSTEMS) -> dict:
+    """Every 4D system up to `max_nodes` under `admitted`, the definition the paper's 2D share
+    pins: each system's share of single-route pairs, the mean over the systems up to
+    `core_nodes` (1155 of them up to 431 nodes) and up to `max_nodes`, and the range of the
+    mean over every set of `count` systems (the paper's 1173; no node cap gives it) that holds
+    those up to `core_nodes` and adds others up to `max_nodes`."""
+    systems = sample_systems(4, None, max_nodes, None)
+    shares = {}
+    for sides in systems:
+        shape = TorusShape.build(list(sides))
+        shares[sides] = single_route_share(route_counts(shape, deadlock_free_turns(shape)))
+    core = [sides for sides in systems if np.prod(sides) <= core_nodes]
+    extra = sorted(shares[sides] for sides in systems if np.prod(sides) > core_nodes)
+    added = count - len(core)
+    if not 0 <= added <= len(extra):
+        raise SystemExit(f"--max-nodes {max_nodes}: {len(systems)} 4D systems, {len(core)} up to {core_nodes} "
+                         f"nodes; a set of {count} needs between them")
+    base = sum(shares[sides] for sides in core)
+    out = {"systems": len(systems), "paper": PAPER_UNIQUE_SHARE[4],
+           "mean_up_to_core_nodes": base / len(core), "mean_up_to_max_nodes": float(np.mean(list(shares.values()))),
+           "lowest_mean_of_count": (base + sum(extra[:added])) / count,
+           "highest_mean_of_count": (base + sum(extra[len(extra) - added:])) / count,
+           "lowest_system_share": min(shares.values()),
+           "shares": {"x".join(map(str, sides)): share for sides, share in shares.items()}}
+    print(f"every 4D system up to {max_nodes} nodes ({len(systems)}): single-route share "
+          f"{out['mean_up_to_core_nodes']:.3f} up to {core_nodes} nodes ({len(core)} systems), "
+          f"{out['mean_up_to_max_nodes']:.3f} up to {max_nodes}; any {count} between: "
+          f"{out['lowest_mean_of_count']:.3f}-{out['highest_mean_of_count']:.3f} (paper {PAPER_UNIQUE_SHARE[4]})",
+          flush=True)
+    return out
+
+
 def shares_markdown(shares: dict) -> str:
     names = list(SHARE_DEFINITIONS) + ["pooled"]
     lines = ["| definition | " + " | ".join(f"{d} ({r['systems']} systems)" for d, r in shares.items()) + " |",
@@ -423,7 +458,8 @@ def main() -> None:
     parser.add_argument("--genetic-max-nodes", type=int, default=64)
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS),
                         help="table2; random (Figures 4 and 5); tornado (Figure 6c's pattern); "
-                             "shares (Figure 4's single-route pairs under each definition)")
+                             "shares (Figure 4's single-route pairs under each definition); "
+                             "every_4d (every 4D system's share under the definition the 2D share pins)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -444,6 +480,8 @@ def main() -> None:
         figure5(study, summary, args.out / "figure5.png")
         figure4(study, summary, args.out / "figure4.png")
         print(json.dumps(summary, indent=2))
+    if "every_4d" in args.parts:
+        write_atomic(args.out / "every_4d.json", json.dumps(every_4d_system(args.max_nodes), indent=2))
     if "shares" in args.parts:
         shares = route_shares(args)
         write_atomic(args.out / "shares.json", json.dumps(shares, indent=2))

@@ -149,3 +149,22 @@ def test_theorem_2_turns_do_not_depend_on_the_order_they_are_tried(monkeypatch, 
         monkeypatch.setattr(torus_graph, "_turn_candidates",
                             lambda shape, used, reorder=reorder: reorder(_turn_candidates(shape, used)))
         assert (torus_graph.deadlock_free_turns(shape) == in_order).all()
+
+
+def test_every_4d_system_bounds_the_mean_of_any_set_between_two_node_caps(angara):
+    """On the 4D systems up to 24 nodes (2x2x2x2 and the four orders of 2x2x2x3), the range of
+    the mean over every set of 2 that holds the one up to 16 nodes is the least and the most
+    over the four choices of the other, each share counted as `single_route_share` does."""
+    out = angara.every_4d_system(24, core_nodes=16, count=2)
+    shares = {tuple(map(int, key.split("x"))): share for key, share in out["shares"].items()}
+    assert len(shares) == 5 and out["systems"] == 5
+    for sides, share in shares.items():
+        shape = TorusShape.build(list(sides))
+        counts = minimal_route_candidates(shape, deadlock_free_turns(shape)).counts.reshape(shape.n_nodes, -1)
+        assert share == angara.single_route_share(counts)
+    means = [(shares[(2, 2, 2, 2)] + share) / 2 for sides, share in shares.items() if sides != (2, 2, 2, 2)]
+    assert out["lowest_mean_of_count"] == pytest.approx(min(means))
+    assert out["highest_mean_of_count"] == pytest.approx(max(means))
+    assert out["mean_up_to_core_nodes"] == shares[(2, 2, 2, 2)]
+    with pytest.raises(SystemExit, match="a set of 7"):
+        angara.every_4d_system(24, core_nodes=16, count=7)

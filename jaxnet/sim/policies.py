@@ -147,6 +147,8 @@ class PerVcAllocator:
 
     # True where a VC's transfer holds every VC of its input port (`input_busy_until`).
     holds_input_port: ClassVar[bool] = False
+    # True where ports left unmatched can try again (`router.allocator_iterations` > 1).
+    iterates: ClassVar[bool] = False
 
     def input_busy_until(self, layout, in_busy):
         """int32 [in_vcs]: the cycle from which each input (port, VC) may send again."""
@@ -164,6 +166,7 @@ class PerPortAllocator(PerVcAllocator):
     """`port` (see the module docstring)."""
 
     holds_input_port: ClassVar[bool] = True
+    iterates: ClassVar[bool] = True
 
     def input_busy_until(self, layout, in_busy):
         """Every VC of an input port waits while any of them sends through the crossbar."""

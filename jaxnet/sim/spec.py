@@ -105,10 +105,10 @@ class RouterSpec:
         if self.selection != "auto":
             SELECTIONS.get(self.selection)
         FLOW_CONTROLS.get(self.flow_control)
-        ALLOCATORS.get(self.allocator)
+        allocator = ALLOCATORS.get(self.allocator)
         require_int(self.allocator_iterations, "router.allocator_iterations", 1, 16)
-        require(self.allocator_iterations == 1 or self.allocator == "port", "router.allocator_iterations",
-                self.allocator_iterations, "1 unless router.allocator is port (only the port allocator matches in iterations)")
+        require(self.allocator_iterations == 1 or allocator.iterates, "router.allocator_iterations",
+                self.allocator_iterations, f"1: router.allocator {self.allocator} does not match in iterations")
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")

@@ -70,6 +70,13 @@ OPTION_CASES = [
      {"flow_control": "bubble", "vcs": 1}),
     ("valiant_fogsim_allocator", DRAGONFLY, {"name": "valiant", "base": "dragonfly_minimal"}, {"name": "uniform"},
      {"vc_policy": "dragonfly", "vcs": 4, "allocator": "port", "request_busy_port": False}),
+    ("minimal_reserved_output_queue", RRG, {"name": "minimal"}, {"name": "uniform"}, {"output_queue": "reserved"}),
+    ("valiant_fogsim_output_queue", DRAGONFLY, {"name": "valiant", "base": "dragonfly_minimal"}, {"name": "uniform"},
+     {"vc_policy": "dragonfly", "vcs": 4, "allocator": "port", "request_busy_port": False,
+      "output_queue": "reserved", "output_buffer": 4}),
+    ("rval_recomp_fogsim_output_queue", DRAGONFLY, {"name": "rval_recomp", "base": "dragonfly_minimal"},
+     {"name": "adv_group"}, {"vc_policy": "dragonfly", "vcs": 4, "allocator": "port", "request_busy_port": False,
+                             "output_queue": "reserved", "output_buffer": 8}),
     ("torus_table_bubble", TORUS, {"name": "torus_table", "algorithm": "bfs"}, {"name": "uniform"},
      {"flow_control": "bubble", "vcs": 1}),
 ]
@@ -181,10 +188,11 @@ def test_rows_match_the_fixture_and_drain(name, tmp_path):
 # Lists of buffers in use small enough that chunks overflow them, are redone with larger
 # ones and end up listing every buffer: the rows must not change.
 LISTS = [[8, 30], [3, 12], [2, 8], [12, 60], [6, 30], [2, 6]]
-LIST_CASES = [pytest.param(name, marks=() if name == "dor_bubble" else pytest.mark.slow)
+LIST_CASES = [pytest.param(name, marks=() if name in ("dor_bubble", "minimal_reserved_output_queue") else pytest.mark.slow)
               for name in ("routing_polarized", "routing_valiant_recomp", "routing_torus_table", "ugal_threshold",
                            "dor_bubble", "rval_recomp_dest_injection", "latencies_and_speedup",
-                           "valiant_fogsim_allocator")]
+                           "valiant_fogsim_allocator", "minimal_reserved_output_queue",
+                           "valiant_fogsim_output_queue", "rval_recomp_fogsim_output_queue")]
 
 
 @pytest.mark.parametrize("name", LIST_CASES)

@@ -184,3 +184,97 @@ def test_port_allocator_iterations_keep_packets_under_load():
 def test_allocator_must_be_a_known_name():
     with pytest.raises(ValueError, match="router.allocator"):
         make_network(nx.cycle_graph(4), allocator="islip")
+
+
+# `router.output_queue: reserved`: FOGSim's input-output queue. Router 0 of a 4-router ring,
+# network port 0 and V VCs; packets of L phits, input buffers of 4 packets, 3 per output port.
+RESERVED = dict(servers_per_router=1, vcs=V, packet_size=8, input_buffer=4, output_buffer=3)
+
+
+def _with(rings, ring, taken, gone=0):
+    """Rings with ring `ring`'s counters set to `taken` slots, `gone` of them gone."""
+    from jaxnet.sim.state import pack_counters
+
+    return rings._replace(counters=rings.counters.at[ring].set(pack_counters(0, taken, gone)))
+
+
+@pytest.mark.parametrize("output_queue", ["buffer", "reserved"])
+def test_a_reserved_output_queue_needs_downstream_credits_for_its_packets_and_room_in_its_port(output_queue):
+    network = make_network(nx.cycle_graph(4), output_queue=output_queue, **RESERVED)
+    model = network.model
+    state = init_state(network.layout, jax.random.PRNGKey(0))
+    down = int(network.net.out_down[0]) * V + 1  # the input ring that output (0, VC 1) feeds
+
+    def available(inputs, outputs):
+        return bool(output_view(model, inputs, outputs, state.out_held, jnp.asarray([0]), jnp.asarray([1]),
+                                jnp.int32(0)).available[0])
+
+    inputs, outputs = _with(state.inputs, down, 3), state.outputs
+    assert available(inputs, outputs)  # 3 of 4 credits in use: one left for this packet
+    # one packet of VC 1 queued at the output takes that last credit
+    assert available(inputs, _with(outputs, 1, 1)) == (output_queue == "buffer")
+    # the packet on the link is already downstream: counted once
+    assert available(_with(inputs, down, 4, 0), _with(outputs, 1, 1, 1)) == (output_queue == "buffer")
+    assert available(inputs, _with(outputs, 1, 1, 1))
+    # 3 packets of the port's other VCs fill its shared queue, not VC 1's own buffer
+    full_port = _with(_with(outputs, 0, 2), 2, 1)
+    assert available(state.inputs, full_port) == (output_queue == "buffer")
+    assert not available(state.inputs, _with(outputs, 1, 3))
+
+
+def test_a_lent_credit_returns_only_when_its_packet_leaves_the_output_queue():
+    """A packet that crossed the crossbar under `reserved` keeps its input slot taken (`lend`);
+    credits that start back take the oldest lent slots of their ring, several in one cycle,
+    and free in order at their time."""
+    from jaxnet.sim.rings import Subset, head_rows, lend, push, release, return_lent
+
+    network = make_network(nx.cycle_graph(4), output_queue="reserved", **RESERVED)
+    depth = network.layout.input_depth
+    inputs = init_state(network.layout, jax.random.PRNGKey(0)).inputs
+    ring, ids = jnp.asarray([5]), jnp.asarray([5])
+    for _ in range(3):
+        inputs, _ = push(inputs, ring, jnp.asarray([True]), jnp.zeros((1, inputs.slots.shape[1]), jnp.int32), depth)
+    for _ in range(2):
+        row, _ = head_rows(inputs, ids, depth)
+        inputs = lend(inputs, ids, row, jnp.asarray([True]))
+    assert (int(inputs.taken[5]), int(inputs.gone[5]), int(inputs.lent[5])) == (3, 2, 2)
+    visited = Subset(ids, jnp.asarray([True]))
+    assert not bool(release(inputs, visited, jnp.int32(10**6), depth)[3][0])  # lent: never frees
+    inputs = return_lent(inputs, jnp.asarray([5, 7, 5]), jnp.asarray([True, False, True]), jnp.asarray([20, 1, 20]),
+                         depth)
+    assert int(inputs.lent[5]) == 0 and int(inputs.lent[7]) == 0
+    freed = []
+    for t in range(18, 23):
+        inputs, _, _, free = release(inputs, visited, jnp.int32(t), depth)
+        freed.append(bool(free[0]))
+    assert freed == [False, False, True, True, False]  # one a cycle, from cycle 20
+    assert (int(inputs.taken[5]), int(inputs.gone[5])) == (1, 0)
+
+
+def test_reserved_output_queues_hold_only_credited_packets_under_load():
+    """At the end of a loaded run: every input slot lent is a packet waiting in an output
+    queue, no output VC holds more packets than its downstream buffer has credits for, no
+    port more than its queue; invariants hold all along, nothing deadlocks."""
+    network = make_network(nx.random_regular_graph(4, 12, seed=2), output_queue="reserved", output_buffer=3,
+                           servers_per_router=2, vcs=4, input_buffer=3)
+    layout = network.layout
+    spec = SimSpec(warmup=200, measure=600, chunk=200, check_invariants=True)
+    rows, state = simulate_cfg(network, {"name": "uniform"}, [(0.9, 1)], spec)
+    assert not rows[0]["deadlock"] and rows[0]["accepted_load"] > 0.3
+    inputs, outputs = state.inputs, state.outputs
+    waiting_out = np.asarray(outputs.taken - outputs.gone)[0]
+    assert int(np.asarray(inputs.lent).sum()) == int(waiting_out.sum()) > 0
+    v_count = layout.vcs
+    out_vc = np.arange(layout.out_vcs)
+    down_port = np.asarray(network.net.out_down)[out_vc // v_count]
+    has_down = down_port >= 0
+    taken_down = np.asarray(inputs.taken)[0][np.where(has_down, down_port * v_count + out_vc % v_count, 0)]
+    assert (waiting_out[has_down] + taken_down[has_down] <= 3).all()
+    assert (np.asarray(outputs.taken)[0].reshape(-1, v_count).sum(axis=1) <= 3).all()
+
+
+def test_reserved_output_queues_need_cut_through():
+    with pytest.raises(ValueError, match="router.output_queue"):
+        make_network(nx.cycle_graph(4), output_queue="shared")
+    with pytest.raises(ValueError, match="router.output_queue"):
+        make_network(nx.cycle_graph(4), output_queue="reserved", flow_control="bubble", vcs=1)

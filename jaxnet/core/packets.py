@@ -22,6 +22,9 @@ N_FIELDS = 12
 # Records of finite workloads (`jaxnet.sim.workload`) have one more field: the step of the
 # sender's program the packet belongs to; open-loop records stay N_FIELDS wide.
 STEP = N_FIELDS
+# Under router.output_queue: reserved, records have one more field, the last: the input ring
+# the packet crossed the crossbar from (its credit returns when it leaves the output queue).
+ORIGIN = -1
 
 # Fields of a source-queue entry (and the step, in finite workloads).
 Q_DST, Q_DST_R, Q_CREATED = 0, 1, 2

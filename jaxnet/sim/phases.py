@@ -34,12 +34,14 @@ from jaxnet.sim.rings import (
     Subset,
     counters,
     head_rows,
+    lend,
     pick,
     pop_front,
     pop_heads,
     push,
     put,
     release,
+    return_lent,
     ring_ids,
     take_rows,
 )
@@ -97,18 +99,25 @@ def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, hea
 
     The input VC and the output VC stay held until the tail has passed
     (`router.transfer_cycles`, and never before the tail has arrived); the input slot's
-    credit returns `link_latency` cycles after the tail left. Schemes that recompute redraw
+    credit returns `link_latency` cycles after the tail left (under `router.output_queue:
+    reserved`, after it left the output on the link). Schemes that recompute redraw
     the routing fields of heads that stayed stuck at the head of an injection buffer."""
     layout, net, routing = model.layout, model.net, model.routing
     spec = layout.router
     ids, head, ring = heads.ids, requests.head, requests.ring
     tail_out = jnp.maximum(t + spec.transfer_cycles - 1, head[:, pk.READY] + spec.packet_size - 1)
-    inputs = pop_heads(inputs, ids, requests.row, granted, tail_out + 1 + pick(net.in_latency, ids))
+    reserved = spec.output_queue == "reserved"
+    if reserved:  # the credit waits for the link (`send_on_links`)
+        inputs = lend(inputs, ids, requests.row, granted)
+    else:
+        inputs = pop_heads(inputs, ids, requests.row, granted, tail_out + 1 + pick(net.in_latency, ids))
     in_busy = put(in_busy, ids, granted, tail_out + 1)
     hop_port = jnp.where(requests.at_dest, -1, requests.port)
     router = layout.router_of(ring)
     moved = take_port(routing, model.tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
+    if reserved:
+        moved = moved.at[:, pk.ORIGIN].set(ring)
     outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
     if routing.recomputes:
         stuck = requests.active & ~granted & (head[:, pk.HOPS] == 0) & ~requests.at_dest
@@ -144,7 +153,9 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     from its visited VCs, round-robin, whose head is in the buffer and whose downstream VC
     has room for the whole packet. The link is busy L cycles; the packet enters the
     downstream input ring with READY = t + link latency. Ejection links deliver to the
-    server (never blocked). Flow control may ask for more downstream room."""
+    server (never blocked). Flow control may ask for more downstream room. Under
+    `router.output_queue: reserved` the credit of the input slot the packet came from starts
+    back now, usable `link_latency` cycles after its tail left."""
     layout, net = model.layout, model.net
     spec = layout.router
     v_count, size = layout.vcs, spec.packet_size
@@ -170,6 +181,9 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     at_port = jnp.where(send, port, layout.out_ports)
     port_busy = port_busy.at[at_port].set(t + size, mode="drop")
     port_rr = port_rr.at[at_port].set(jnp.where(vc + 1 == v_count, 0, vc + 1), mode="drop")
+    if spec.output_queue == "reserved":  # the input slot's credit starts back as the tail leaves
+        origin = jnp.where(send, head[:, pk.ORIGIN], 0)
+        inputs = return_lent(inputs, origin, send, t + size + take_rows(net.in_latency, origin), layout.input_depth)
     to_router = send & (down_port >= 0)
     arriving = head.at[:, pk.READY].set(t + take_rows(net.out_latency, port))
     inputs, down_empty = push(inputs, down, to_router, arriving, layout.input_depth)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from jaxnet.core.gather import take_rows
@@ -26,6 +27,8 @@ EVERY = Subset(None, True)
 # Scatters to the row past the end are left out (masked entries); indices are never
 # negative (`jaxnet.core.gather.IN_BOUNDS`).
 DROP = {"mode": "drop", "wrap_negative_indices": False}
+# `Rings.free_at` of a lent slot (`Rings.lent`): never, until its credit starts back.
+LENT = jnp.iinfo(jnp.int32).max
 
 
 def pick(array, ids):
@@ -65,7 +68,9 @@ def release(rings: Rings, visited: Subset, cycle, depth: int) -> tuple[Rings, jn
     """(rings after freeing the oldest gone slot of the visited rings whose `free_at` has come,
     bool [K] the ring still holds a slot, bool [K] it holds a packet waiting to leave, bool
     [K] it freed a slot).
-    One per cycle suffices: packets leave a ring at most once per cycle. New counters are
+    One per cycle suffices: packets leave a ring at most once per cycle (under
+    `router.output_queue: reserved` two credits of a ring that start back in one cycle, from
+    two output queues, free a cycle apart). New counters are
     written from the values read, so XLA orders every read before the write instead of
     copying the array."""
     ids = visited.ids
@@ -88,6 +93,38 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     free at `free_at`."""
     free_at = rings.free_at.at[jnp.where(leaving, row, rings.free_at.shape[0])].set(free_at, **DROP)
     return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)
+
+
+def lend(rings: Rings, ids, row, leaving) -> Rings:
+    """The head packets (slot `row`) of the rings `ids` leave where `leaving` into an output
+    queue that keeps their credit (`Rings.lent`): their slots free only after `return_lent`."""
+    rings = pop_heads(rings, ids, row, leaving, LENT)
+    return rings._replace(lent=bump(rings.lent, ids, leaving.astype(jnp.int32)))
+
+
+def _rank_within(group, valid):
+    """int32 [K]: how many valid entries before each one share its group (a stable sort)."""
+    key = jnp.where(valid, group, jnp.iinfo(jnp.int32).max)
+    order = jnp.argsort(key, stable=True)
+    ordered = key[order]
+    position = jnp.arange(key.shape[0], dtype=jnp.int32)
+    starts = jnp.where(jnp.concatenate([jnp.ones(1, bool), ordered[1:] != ordered[:-1]]), position, 0)
+    return jnp.zeros_like(position).at[order].set(position - jax.lax.cummax(starts))
+
+
+def return_lent(rings: Rings, ring, valid, free_at, depth: int) -> Rings:
+    """Rings after the credits lent by rings `ring` [K] start back where `valid` (several
+    per ring allowed), usable at `free_at` [K]: each takes the oldest lent slot of its ring.
+    Credits of one ring start back in time order with the same delay, so the gone slots'
+    `free_at` stay in order and the oldest still frees first."""
+    safe = jnp.where(valid, ring, 0)
+    first, _, gone = counters(rings, safe)
+    lent = take_rows(rings.lent, safe)
+    row = safe * depth + _wrap(first + gone - lent + _rank_within(ring, valid), depth)
+    rows = jnp.where(valid, row, rings.free_at.shape[0])
+    ring_out = jnp.where(valid, ring, rings.lent.shape[0])
+    return rings._replace(free_at=rings.free_at.at[rows].set(free_at, **DROP),
+                          lent=rings.lent.at[ring_out].add(-1, **DROP))
 
 
 def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.ndarray]:

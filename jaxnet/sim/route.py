@@ -50,7 +50,10 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     if spec.occupancy == "port":
         occupancy = sum(vc_occupancy(model, inputs, outputs, out_held, port, jnp.full_like(vc, v), t)[0]
                         for v in range(v_count))
-    available = (held <= t) & (taken < spec.output_buffer)
+    if spec.output_queue == "reserved":
+        available = (held <= t) & reserved_room(model, inputs, outputs, port, vc)
+    else:
+        available = (held <= t) & (taken < spec.output_buffer)
     if not spec.request_busy_port:  # no VC of the port receiving through the crossbar
         available &= take_rows(out_held.reshape(-1, v_count).max(axis=1), port) <= t
     return OutputView(
@@ -58,6 +61,20 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
         available=available,
         room_for_two=taken <= spec.output_buffer - 2,
     )
+
+
+def reserved_room(model: Model, inputs: Rings, outputs: Rings, port, vc):
+    """bool: FOGSim's output queue of `port` can take a packet of VC `vc` (`router.output_queue:
+    reserved`): the port's packets, every VC's, fill less than `router.output_buffer`, and
+    the downstream buffer has a credit for it beyond those of the VC's packets queued at the
+    output (the packet on the link is already downstream). Ejection ports have no credits."""
+    spec, v_count = model.layout.router, model.layout.vcs
+    port_taken = sum(counters(outputs, port * v_count + v)[1] for v in range(v_count))
+    _, taken, gone = counters(outputs, port * v_count + vc)
+    down_port = take_rows(model.net.out_down, port)
+    taken_down = counters(inputs, jnp.where(down_port >= 0, down_port * v_count + vc, 0))[1]
+    credit = (down_port < 0) | (taken - gone + taken_down < spec.input_buffer)
+    return (port_taken < spec.output_buffer) & credit
 
 
 def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc, t):

@@ -151,6 +151,8 @@ def compiled_check(layout: Layout):
         conserved = generated == consumed + jnp.sum(state.waiting) + jnp.sum(state.queue.taken)
         credits = (within(state.inputs, input_depth) & within(state.outputs, layout.router.output_buffer)
                    & within(state.queue, layout.router.source_queue))
+        if state.inputs.lent is not None:  # lent slots are gone ones
+            credits &= jnp.all((state.inputs.lent >= 0) & (state.inputs.lent <= state.inputs.gone))
         return conserved, credits
 
     return jax.jit(jax.vmap(one))

@@ -29,6 +29,9 @@ LISTED = ("occupied input rings", "input rings with a packet waiting", "heads ro
           "servers with a packet to inject or to generate")
 # What adaptive selection may read of an output (router.occupancy).
 OCCUPANCIES = ("vc", "port", "credits")
+# What an output queue is (router.output_queue): storage of its own per (port, VC) ("buffer"),
+# or FOGSim's input-output queue ("reserved": see RouterSpec).
+OUTPUT_QUEUES = ("buffer", "reserved")
 # What sim.record may list.
 RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
@@ -86,6 +89,14 @@ class RouterSpec:
     # Matching iterations per cycle of the port allocator (FOGSim's ArbiterIterations): ports
     # left unmatched try again among their other requests.
     allocator_iterations: int = 1
+    # "buffer": each output (port, VC) buffers router.output_buffer packets of its own; its
+    # packets take downstream credits when they start on the link, and an input slot's credit
+    # returns once its packet has crossed the crossbar. "reserved": FOGSim's input-output
+    # queue: router.output_buffer packets per output port, shared by its VCs; a packet crosses
+    # the crossbar only if the downstream buffer has credits for it and for every packet of
+    # its VC already queued at the output, and its input slot's credit returns only when it
+    # leaves the output on the link.
+    output_queue: str = "buffer"
 
     def __post_init__(self) -> None:
         require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
@@ -109,6 +120,10 @@ class RouterSpec:
         require_int(self.allocator_iterations, "router.allocator_iterations", 1, 16)
         require(self.allocator_iterations == 1 or allocator.iterates, "router.allocator_iterations",
                 self.allocator_iterations, f"1: router.allocator {self.allocator} does not match in iterations")
+        require(self.output_queue in OUTPUT_QUEUES, "router.output_queue", self.output_queue,
+                f"one of {', '.join(OUTPUT_QUEUES)}")
+        require(self.output_queue == "buffer" or self.flow_control == "cut_through", "router.output_queue",
+                self.output_queue, "buffer with router.flow_control bubble")
         if self.flow_control == "bubble":
             require(self.output_buffer >= 2 and self.input_buffer >= 2, "router.flow_control",
                     self.flow_control, "bubble needs input and output buffers of >= 2 packets")

@@ -47,11 +47,16 @@ class Rings(NamedTuple):
       dense array beside the records, so that the releases and the credit counts, which
       read it for every visited ring each cycle, read 4 bytes per ring instead of a record's
       cache line. None for the source queues, whose slots free at once.
+    lent: int32 [n] of the input rings under `router.output_queue: reserved`, the last `lent`
+      of a ring's gone slots: those whose packet still waits in an output queue, so that
+      their credit has not started back (their `free_at` is NEVER until it leaves on the
+      link). None otherwise.
     """
 
     slots: jnp.ndarray
     counters: jnp.ndarray
     free_at: jnp.ndarray | None = None
+    lent: jnp.ndarray | None = None
 
     @property
     def first(self):
@@ -117,9 +122,9 @@ class SimState(NamedTuple):
     workload: Workload | None = None
 
 
-def _rings(n: int, depth: int, fields: int, freed_later: bool = True) -> Rings:
+def _rings(n: int, depth: int, fields: int, freed_later: bool = True, lent: bool = False) -> Rings:
     return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32),
-                 jnp.zeros(n * depth, jnp.int32) if freed_later else None)
+                 jnp.zeros(n * depth, jnp.int32) if freed_later else None, jnp.zeros(n, jnp.int32) if lent else None)
 
 
 def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measurement()) -> SimState:
@@ -129,11 +134,13 @@ def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measur
     s = layout.servers
     zeros = lambda n: jnp.zeros(n, jnp.int32)  # noqa: E731
     finite = int(measurement.steps > 0)  # a finite workload: records carry their step
+    reserved = spec.output_queue == "reserved"  # records carry their input ring last (ORIGIN)
+    fields = N_FIELDS + finite + reserved
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
-        inputs=_rings(layout.in_vcs, layout.input_depth, N_FIELDS + finite),
-        outputs=_rings(layout.out_vcs, spec.output_buffer, N_FIELDS + finite),
+        inputs=_rings(layout.in_vcs, layout.input_depth, fields, lent=reserved),
+        outputs=_rings(layout.out_vcs, spec.output_buffer, fields),
         queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS + finite, freed_later=False),
         in_busy=zeros(layout.in_vcs),
         out_held=zeros(layout.out_vcs),

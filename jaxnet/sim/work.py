@@ -179,9 +179,10 @@ def heads_sleep(model: Model) -> bool:
     """Whether blocked heads sleep when work is listed: with a scheme that does not redraw
     stuck heads, outputs that only their own VC's packet blocks, and inputs that only their
     own VC's packet holds (a head whose input port is busy could miss the rise that wakes
-    it; every ring visited: nobody sleeps)."""
+    it; every ring visited: nobody sleeps), and outputs whose room frees only in themselves
+    (not the reserved output queues, whose room also waits for downstream credits)."""
     spec = model.layout.router
-    return (not model.routing.recomputes and spec.request_busy_port
+    return (not model.routing.recomputes and spec.request_busy_port and spec.output_queue == "buffer"
             and not ALLOCATORS[spec.allocator].holds_input_port)
 
 

@@ -49,8 +49,8 @@ class Rings(NamedTuple):
       cache line. None for the source queues, whose slots free at once.
     lent: int32 [n] of the input rings under `router.output_queue: reserved`, the last `lent`
       of a ring's gone slots: those whose packet still waits in an output queue, so that
-      their credit has not started back (their `free_at` is NEVER until it leaves on the
-      link). None otherwise.
+      their credit has not started back (their `free_at` is `rings.LENT` until it leaves on
+      the link). None otherwise.
     """
 
     slots: jnp.ndarray

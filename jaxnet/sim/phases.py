@@ -45,7 +45,7 @@ from jaxnet.sim.rings import (
     ring_ids,
     take_rows,
 )
-from jaxnet.sim.route import Requests
+from jaxnet.sim.route import Requests, downstream_ring
 from jaxnet.sim.state import Rings, unpack_counters
 from jaxnet.traffic.device import Traffic, sample_destinations
 
@@ -164,10 +164,9 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     port, vc = ring // v_count, ring % v_count
     row, waiting = head_rows(outputs, ids, spec.output_buffer)
     head = take_rows(outputs.slots, row)
-    down_port = take_rows(net.out_down, port)
-    down = jnp.where(down_port >= 0, down_port * v_count + vc, 0)
+    has_down, down = downstream_ring(model, port, vc)
     room = spec.input_buffer - FLOW_CONTROLS[spec.flow_control].extra_room(head)
-    credit = (down_port < 0) | (counters(inputs, down)[1] < room)
+    credit = ~has_down | (counters(inputs, down)[1] < room)
     rr = take_rows(port_rr, port)
     order = jnp.where(vc >= rr, vc - rr, vc - rr + v_count)  # round-robin position of the VC
     eligible = out_rings.valid & waiting & (head[:, pk.READY] <= t) & credit & (take_rows(port_busy, port) <= t)
@@ -184,10 +183,10 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     if spec.output_queue == "reserved":  # the input slot's credit starts back as the tail leaves
         origin = jnp.where(send, head[:, pk.ORIGIN], 0)
         inputs = return_lent(inputs, origin, send, t + size + take_rows(net.in_latency, origin), layout.input_depth)
-    to_router = send & (down_port >= 0)
+    to_router = send & has_down
     arriving = head.at[:, pk.READY].set(t + take_rows(net.out_latency, port))
     inputs, down_empty = push(inputs, down, to_router, arriving, layout.input_depth)
-    return inputs, outputs, port_busy, port_rr, Sent(head, to_router, send & (down_port < 0), port, vc, down,
+    return inputs, outputs, port_busy, port_rr, Sent(head, to_router, send & ~has_down, port, vc, down,
                                                      down_empty)
 
 

@@ -63,6 +63,14 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     )
 
 
+def downstream_ring(model: Model, port, vc):
+    """(bool: output port `port` leads to a router, not a server; int32: the input ring its
+    VC `vc` feeds there, 0 where it does not)."""
+    down_port = take_rows(model.net.out_down, port)
+    has_down = down_port >= 0
+    return has_down, jnp.where(has_down, down_port * model.layout.vcs + vc, 0)
+
+
 def reserved_room(model: Model, inputs: Rings, outputs: Rings, port, vc):
     """bool: FOGSim's output queue of `port` can take a packet of VC `vc` (`router.output_queue:
     reserved`): the port's packets, every VC's, fill less than `router.output_buffer`, and
@@ -71,9 +79,8 @@ def reserved_room(model: Model, inputs: Rings, outputs: Rings, port, vc):
     spec, v_count = model.layout.router, model.layout.vcs
     port_taken = sum(counters(outputs, port * v_count + v)[1] for v in range(v_count))
     _, taken, gone = counters(outputs, port * v_count + vc)
-    down_port = take_rows(model.net.out_down, port)
-    taken_down = counters(inputs, jnp.where(down_port >= 0, down_port * v_count + vc, 0))[1]
-    credit = (down_port < 0) | (taken - gone + taken_down < spec.input_buffer)
+    has_down, down = downstream_ring(model, port, vc)
+    credit = ~has_down | (taken - gone + counters(inputs, down)[1] < spec.input_buffer)
     return (port_taken < spec.output_buffer) & credit
 
 
@@ -93,9 +100,7 @@ def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc
     out_vc = port * v_count + vc
     first, taken, gone = counters(outputs, out_vc)
     held = take_rows(out_held, out_vc)
-    down_port = take_rows(model.net.out_down, port)
-    has_down = down_port >= 0
-    down = jnp.where(has_down, down_port * v_count + vc, 0)
+    has_down, down = downstream_ring(model, port, vc)
     first_down, taken_down, gone_down = counters(inputs, down)
     taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
     oldest_free = take_rows(inputs.free_at, down * layout.input_depth + first_down)

@@ -131,11 +131,12 @@ def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, hea
 
 
 class Sent(NamedTuple):
-    """What the visited output rings sent on their links this cycle (all [K]).
+    """What the visited output rings sent on their links this cycle (all [K]: one entry per
+    visited output ring, or per output port where every ring is visited).
 
-    records: int32 [K, F] each ring's head (valid where to_router or to_server).
-    to_router, to_server: bool the ring's link started its head towards a router / a server.
-    port: int32 output port of each ring; vc: int32 its VC; down: int32 the downstream input
+    records: int32 [K, F] the head each entry started (valid where to_router or to_server).
+    to_router, to_server: bool the entry's link started its head towards a router / a server.
+    port: int32 output port of each entry; vc: int32 its VC; down: int32 the downstream input
     ring the packet enters (where to_router); down_empty: bool that ring held nothing before.
     """
 
@@ -155,27 +156,40 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     downstream input ring with READY = t + link latency. Ejection links deliver to the
     server (never blocked). Flow control may ask for more downstream room. Under
     `router.output_queue: reserved` the credit of the input slot the packet came from starts
-    back now, usable `link_latency` cycles after its tail left."""
+    back now, usable `link_latency` cycles after its tail left. Where every ring is visited,
+    `Sent` has one entry per output port (the VC it sends, if any), whose record alone is read."""
     layout, net = model.layout, model.net
     spec = layout.router
     v_count, size = layout.vcs, spec.packet_size
+    flow_control = FLOW_CONTROLS[spec.flow_control]
     ids = out_rings.ids
     ring = ring_ids(outputs, ids)
     port, vc = ring // v_count, ring % v_count
     row, waiting = head_rows(outputs, ids, spec.output_buffer)
-    head = take_rows(outputs.slots, row)
+    if ids is None:
+        head = None
+        ready, extra = take_pair(outputs.slots, row, pk.READY), flow_control.extra_room(outputs.slots, row)
+    else:
+        head = take_rows(outputs.slots, row)
+        ready, extra = head[:, pk.READY], flow_control.extra_room(outputs.slots, row, head)
     has_down, down = downstream_ring(model, port, vc)
-    room = spec.input_buffer - FLOW_CONTROLS[spec.flow_control].extra_room(head)
-    credit = ~has_down | (counters(inputs, down)[1] < room)
+    credit = ~has_down | (counters(inputs, down)[1] < spec.input_buffer - extra)
     rr = take_rows(port_rr, port)
     order = jnp.where(vc >= rr, vc - rr, vc - rr + v_count)  # round-robin position of the VC
-    eligible = out_rings.valid & waiting & (head[:, pk.READY] <= t) & credit & (take_rows(port_busy, port) <= t)
+    eligible = out_rings.valid & waiting & (ready <= t) & credit & (take_rows(port_busy, port) <= t)
     key = jnp.where(eligible, order, v_count)
-    if ids is None:  # every VC of every port: the first in round-robin order per port
-        first = jnp.repeat(key.reshape(-1, v_count).min(axis=1), v_count)
+    if ids is None:  # every VC of every port: one entry per port, its first VC in round-robin order
+        first = key.reshape(-1, v_count).min(axis=1)
+        send = first < v_count
+        vc = jnp.where(first + port_rr >= v_count, first + port_rr - v_count, first + port_rr)
+        port = jnp.arange(layout.out_ports, dtype=jnp.int32)
+        row = jnp.take_along_axis(row.reshape(-1, v_count), vc[:, None], axis=1)[:, 0]
+        ids = port * v_count + vc
+        has_down, down = downstream_ring(model, port, vc)
+        head = take_rows(outputs.slots, row)
     else:
         first = take_rows(jnp.full(layout.out_ports, v_count, jnp.int32).at[port].min(key), port)
-    send = eligible & (key == first)
+        send = eligible & (key == first)
     outputs = pop_heads(outputs, ids, row, send, t + size)
     at_port = jnp.where(send, port, layout.out_ports)
     port_busy = port_busy.at[at_port].set(t + size, mode="drop")

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
 from jaxnet.core import rng
-from jaxnet.core.gather import take_rows
+from jaxnet.core.gather import take_pair, take_rows
 from jaxnet.core.registry import Registry
 from jaxnet.sim import keys
 
@@ -76,8 +76,9 @@ class CutThrough:
         """bool: which candidate outputs (`route.OutputView`) a head may request."""
         return view.available
 
-    def extra_room(self, head):
-        """Packets of downstream room needed beyond one to start `head` [K, F] on a link."""
+    def extra_room(self, slots, row, head=None):
+        """Packets of downstream room needed beyond one to start the head in slot `row` [K]
+        of `slots` on a link (`head` [K, F]: its record, where already read)."""
         return 0
 
 
@@ -94,8 +95,8 @@ class Bubble(CutThrough):
     def requestable(self, view, enters):
         return view.available & (~enters | view.room_for_two)
 
-    def extra_room(self, head):
-        return head[:, pk.ENTERS_RING]
+    def extra_room(self, slots, row, head=None):
+        return take_pair(slots, row, pk.ENTERS_RING) if head is None else head[:, pk.ENTERS_RING]
 
 
 FLOW_CONTROLS = Registry("router.flow_control", {"cut_through": CutThrough(), "bubble": Bubble()})

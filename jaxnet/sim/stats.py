@@ -187,10 +187,10 @@ def empty_stats(servers: int, out_ports: int, vcs: int, max_hops: int,
 
 class Events(NamedTuple):
     """What the phases of one cycle report, for the statistics (shapes per simulation; K
-    entries of the output ring list that `send_on_links` processed).
+    entries of what `send_on_links` sent, `phases.Sent`).
 
     no_route: bool [...] heads that had no candidate at all.
-    sent: int32 [K, F] the packet each listed output ring started (valid where to_router or
+    sent: int32 [K, F] the packet each entry started (valid where to_router or
       to_server); port: int32 [K] its output port.
     to_router, to_server: bool [K] a packet started towards a router / towards a server (the
       tail reaches the server L cycles later).
@@ -200,11 +200,15 @@ class Events(NamedTuple):
     enqueued, missed: bool [N] generations that entered the source queue / found it full.
     waiting: int32 [2, V] packets waiting in input / output buffers, per VC, after the cycle.
     The buffers packets entered and left (for `Links`; None where not reported):
-    vc, down: int32 [K] the VC of each listed output ring and the input ring its packet
+    vc, down: int32 [K] the VC each entry sent from and the input ring its packet
       entered (where to_router).
     granted: bool [H] heads that crossed the crossbar, from input rings granted_ring int32 [H]
       into output rings granted_out int32 [H].
     injected_ring: int32 [N] the input ring each listed server injected into (where injected).
+    output_grid: (routers, network ports per router) where every output ring was visited and
+      the K entries are the output ports in order (port r x (ports + p) + j; `phases.Sent`):
+      then the counts per link and per server are added where they stand, and deliveries are
+      read from the ejection ports alone, instead of scattered. None for a list.
     """
 
     no_route: jnp.ndarray
@@ -223,6 +227,7 @@ class Events(NamedTuple):
     granted_ring: jnp.ndarray | None = None
     granted_out: jnp.ndarray | None = None
     injected_ring: jnp.ndarray | None = None
+    output_grid: tuple[int, int] | None = None
 
 
 def queued_packets(stats: Stats, waiting):
@@ -239,9 +244,13 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
     # entries that count nothing go out of bounds (dropped): a GPU serializes atomic adds to one
     # address, and most listed output rings send nothing in a cycle
     servers, out_ports = stats.consumed.shape[0], stats.link_packets.shape[0]
-    sent = events.sent
+    sent, to_server, grid = events.sent, events.to_server, events.output_grid
+    if grid is not None:  # an entry per output port: only the ejection ports deliver, in server order
+        routers, ports = grid
+        ejection = lambda a: a.reshape(routers, -1, *a.shape[1:])[:, ports:].reshape(servers, *a.shape[1:])  # noqa: E731
+        sent, to_server = ejection(sent), ejection(to_server)
     done = t + size  # tail reaches the server: head after the 1-cycle server link, then L-1 phits
-    counted = events.to_server & in_window(done)
+    counted = to_server & in_window(done)
     counted_i = counted.astype(jnp.int32)
     # hops and latency of the packets counted as one scatter into a joint histogram (hop bins x
     # latency bins), summed both ways: the hop histogram's last bin counts routes longer than
@@ -260,35 +269,44 @@ def record(stats: Stats, events: Events, t, size: int, max_hops: int, warmup, me
             return counts + happened.astype(jnp.int32)
         return counts.at[jnp.where(happened, events.servers, servers)].add(1, mode="drop")
 
+    if grid is None:
+        consumed = stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop")
+        link_packets = stats.link_packets.at[jnp.where(events.to_router & window_now, events.port, out_ports)].add(
+            1, mode="drop")
+    else:
+        consumed = stats.consumed + counted_i
+        link_packets = stats.link_packets + (events.to_router & window_now).astype(jnp.int32)
+
     new = Stats(
         generated=per_server(stats.generated, events.enqueued & window_now),
         missed=per_server(stats.missed, events.missed & window_now),
         injected=per_server(stats.injected, events.injected & in_window(t + 1)),
-        consumed=stats.consumed.at[jnp.where(counted, sent[:, pk.DST], servers)].add(1, mode="drop"),
+        consumed=consumed,
         message_latency=wide_add(stats.message_latency, jnp.sum(counted_i * latency)),
         network_latency=wide_add(stats.network_latency, jnp.sum(counted_i * (done - sent[:, pk.INJECTED]))),
         latency=wide_add(stats.latency, jnp.sum(joint, axis=0)),
         hops=wide_add(stats.hops, jnp.sum(joint, axis=1)),
-        link_packets=stats.link_packets.at[jnp.where(events.to_router & window_now, events.port, out_ports)].add(
-            1, mode="drop"),
+        link_packets=link_packets,
         input_occupancy=wide_add(stats.input_occupancy, events.waiting[0] * window_i),
         output_occupancy=wide_add(stats.output_occupancy, events.waiting[1] * window_i),
         no_route=wide_add(stats.no_route, jnp.sum(events.no_route, dtype=jnp.int32) * window_i),
         generated_all=wide_add(stats.generated_all, jnp.sum(events.enqueued, dtype=jnp.int32)),
-        consumed_all=wide_add(stats.consumed_all, jnp.sum(events.to_server, dtype=jnp.int32)),
+        consumed_all=wide_add(stats.consumed_all, jnp.sum(to_server, dtype=jnp.int32)),
     )
     if stats.series is not None:
-        new = new._replace(series=_record_series(stats.series, new, events, t, size, window, latency))
+        new = new._replace(series=_record_series(stats.series, new, events, t, size, window, to_server, latency))
     if stats.links is not None:
         new = new._replace(links=_record_links(stats.links, events, t, warmup, measure))
     return new
 
 
-def _record_series(series: Series, stats: Stats, events: Events, t, size: int, window: int, latency) -> Series:
+def _record_series(series: Series, stats: Stats, events: Events, t, size: int, window: int, to_server,
+                   latency) -> Series:
     """`Series` after one cycle: packets consumed by the window their tail arrives in,
     generated by the window of this cycle; queues and buffers as they are after the cycle
-    (the last cycle of a window writes its value)."""
-    consumed = events.to_server.astype(jnp.int32)
+    (the last cycle of a window writes its value). `to_server` bool [K'] and `latency` int32
+    [K']: the deliveries `record` read and their message latencies."""
+    consumed = to_server.astype(jnp.int32)
     done_window, now = (t + size) // window, t // window
     n = series.consumed.shape[0]
     in_range = jnp.minimum(done_window, n - 1)

@@ -79,15 +79,17 @@ def cycle_step(model: Model, work: Work, params: Params, state: SimState, todo: 
                                               servers, seed, t, workload)
     todo = work.next_cycle(model, todo, inputs, outputs, kept, requests, filled, sent, injected)
 
-    waiting = phases.count_waiting(model, state.waiting, requests, granted, sent, injected)
+    waiting = work.waiting(model, state.waiting, inputs, outputs, requests, granted, sent, injected)
+    layout = model.layout
     events = Events(
         no_route=requests.no_route, sent=sent.records, port=sent.port, to_router=sent.to_router,
         to_server=sent.to_server, servers=servers.ids, injected=injected.moved, enqueued=enqueued, missed=missed,
         waiting=waiting, vc=sent.vc, down=sent.down, granted=granted, granted_ring=requests.ring,
-        granted_out=requests.out_vc, injected_ring=injected.ring)
-    size = model.layout.router.packet_size
+        granted_out=requests.out_vc, injected_ring=injected.ring,
+        output_grid=(layout.routers, layout.ports) if links.ids is None else None)
+    size = layout.router.packet_size
     start = window.start_of(state.window, measurement, params.warmup)
-    stats = record(state.stats, events, t, size, model.layout.max_hops, start, params.measure, measurement.window)
+    stats = record(state.stats, events, t, size, layout.max_hops, start, params.measure, measurement.window)
     measured = window.advance(state.window, measurement, stats, events, t, size, params.warmup, params.measure)
     if workload is not None:
         drained = jnp.all(stats.generated_all == stats.consumed_all)

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 
 from jaxnet.core.gather import take_pair
 from jaxnet.sim.layout import Layout, Model
+from jaxnet.sim.phases import count_waiting
 from jaxnet.sim.policies import ALLOCATORS
 from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
 from jaxnet.sim.route import movable_heads, occupancy_step
@@ -215,6 +216,11 @@ class Work:
         """The carry for the next cycle, with this cycle's counts."""
         raise NotImplementedError
 
+    def waiting(self, model: Model, waiting, inputs, outputs, requests, granted, sent, injected):
+        """int32 [2, V]: packets waiting in input (row 0) and output (row 1) buffers per VC
+        after the cycle (`waiting`: before it): the cycle's moves added to it."""
+        return count_waiting(model, waiting, requests, granted, sent, injected)
+
 
 def servers_busy(queue, server_busy, generates, t):
     """bool [S]: the servers with something to do this cycle: a packet to inject (queued,
@@ -240,6 +246,11 @@ class EveryBuffer(Work):
     def servers(self, model, todo, queue, server_busy, generates, t):
         n_servers = jnp.sum(servers_busy(queue, server_busy, generates, t), dtype=jnp.int32)
         return EVERY, todo._replace(counts=todo.counts.at[5].set(n_servers))
+
+    def waiting(self, model, waiting, inputs, outputs, requests, granted, sent, injected):
+        """Summed over every ring per VC: a reduction instead of the moves' scatters."""
+        per_vc = lambda rings: jnp.sum((rings.taken - rings.gone).reshape(-1, model.layout.vcs), axis=0)  # noqa: E731
+        return jnp.stack([per_vc(inputs), per_vc(outputs)])
 
     def next_cycle(self, model, todo, inputs, outputs, kept, requests, filled, sent, injected):
         in_waiting = jnp.sum(inputs.taken > inputs.gone, dtype=jnp.int32)

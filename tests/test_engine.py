@@ -280,30 +280,36 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
 
 
 def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
-    """Small networks are listed only in runs long enough to pay for the lists' compilations,
-    large ones always; on a CPU tiny networks vmap the batch, larger ones run one at a time."""
+    """Small networks are listed only in runs long enough to pay for the lists' compilations
+    (longer when a CPU vmaps them), large ones always; on a CPU tiny networks vmap the batch,
+    larger ones run one at a time."""
     from jaxnet.routing.vc_policy import VC_POLICIES
-    from jaxnet.sim.capacities import AUTO_LISTS_FROM, LISTS_FROM, steps
+    from jaxnet.sim.capacities import AUTO_LISTS_FROM, LISTS_FROM, LISTS_FROM_VMAPPED, steps
     from jaxnet.sim.layout import Layout
-    from jaxnet.sim.spec import SUB_BATCH_MAX, VMAP_UP_TO
+    from jaxnet.sim.spec import SUB_BATCH_MAX, VMAP_UP_TO, VMAPPED_WIDER
 
     layout = small_rrg.layout
     assert layout.in_vcs <= VMAP_UP_TO < AUTO_LISTS_FROM
     short = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=2000)
     long = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM // 2)
-    def lists(spec, on):
-        return steps(spec.active_lists, on, len(spec.points), spec.total)
+    longer = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM_VMAPPED // 2)
+    def lists(spec, on, cpu_vmapped=False):
+        return steps(spec.active_lists, on, len(spec.points), spec.total, cpu_vmapped)
 
     assert lists(short, layout) == ()
     assert len(lists(long, layout)) == len(LISTED) and lists(long, layout)[0][-1] == layout.in_vcs
+    assert lists(long, layout, cpu_vmapped=True) == ()
+    assert len(lists(longer, layout, cpu_vmapped=True)) == len(LISTED)
     large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4,
                    vc_policy=VC_POLICIES["hops"])
     assert large.in_vcs >= AUTO_LISTS_FROM and len(lists(short, large)) == len(LISTED)
     assert lists(SimSpec(active_lists=None), large) == ()
     if jax.default_backend() == "cpu":
         assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1
+        assert short.cpu_vmapped(layout, 2) and not short.cpu_vmapped(layout, 1) and not short.cpu_vmapped(large, 2)
         # sub-batches of cheap points hold many (shared by the workers), of costly ones 2 or 1
-        assert [short.resolved_sub_batch(layout, 40, workers=w) for w in (1, 2)] == [SUB_BATCH_MAX, 10]
+        assert [short.resolved_sub_batch(layout, 40, workers=w) for w in (1, 2)] == [40, 10]
+        assert short.resolved_sub_batch(layout, 1000) == VMAPPED_WIDER * SUB_BATCH_MAX
         assert [short.resolved_sub_batch(large, 40, workers=w) for w in (1, 2)] == [2, 1]
     assert SimSpec(vmap_width=3).resolved_vmap_width(large) == 3
     assert SimSpec(sub_batch=5).resolved_sub_batch(layout, 40, workers=2) == 5

@@ -26,9 +26,13 @@ from jaxnet.sim.work import EveryBuffer, Listed, Work
 # sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
 # VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
 # list capacity is one more compilation of the chunk, which a short run does not win back
-# (docs/performance.md). A list's capacity is a power of 2**(1/4) times the server count.
+# (docs/performance.md). A batch that a CPU vmaps (networks of at most spec.VMAP_UP_TO input
+# VCs) saves less per point-cycle with lists and compiles them for longer, so it is listed
+# from LISTS_FROM_VMAPPED point-cycles. A list's capacity is a power of 2**(1/4) times the
+# server count.
 AUTO_LISTS_FROM = 16384
 LISTS_FROM = 2 * 10**5
+LISTS_FROM_VMAPPED = 3 * 10**6
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # Entries per server and unit of offered load that each list needs below saturation under
 # uniform traffic (per squared load for the output rings with a packet to send on an idle
@@ -46,13 +50,15 @@ ONCE_LIGHT_UP_TO = 0.1
 GROW, SHRINK, SLACK = 1.5, 2, 0.25
 
 
-def steps(active_lists, layout: Layout, points: int, cycles: int) -> tuple:
+def steps(active_lists, layout: Layout, points: int, cycles: int, cpu_vmapped: bool = False) -> tuple:
     """Per list, the increasing capacities it may take on `layout` (`sim.active_lists`),
     ending with every ring; () for no lists (every buffer every cycle). `auto` lists on
-    small networks only for runs of enough point-cycles."""
+    small networks only for runs of enough point-cycles (`cpu_vmapped`: a CPU steps the
+    points as one vmapped batch)."""
     lists = active_lists
     if lists == "auto":
-        if layout.in_vcs < AUTO_LISTS_FROM and points * cycles < LISTS_FROM:
+        enough = LISTS_FROM_VMAPPED if cpu_vmapped else LISTS_FROM
+        if layout.in_vcs < AUTO_LISTS_FROM and points * cycles < enough:
             return ()
         lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
     everything = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)

@@ -243,7 +243,8 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
     measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
-    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
+    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
+                             spec.cpu_vmapped(network.layout, len(points)))
     width = spec.resolved_vmap_width(network.layout)
     state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
     chunks = math.ceil(spec.total / spec.chunk)
@@ -327,7 +328,8 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
     _, params, keys = _batch(network, traffic, points, spec, pad_to)
     measurement = measurement_of(network, spec, params)
-    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total)
+    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
+                             spec.cpu_vmapped(network.layout, len(points)))
     state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
     tier = capacities.initial(network.layout, lists, max(load for load, _ in points), spec.resolved_list_sizing())
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),

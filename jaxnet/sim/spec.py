@@ -42,9 +42,12 @@ ACCELERATORS = ("gpu", "cuda", "rocm", "tpu")
 LIST_SIZINGS = ("auto", "grow", "once")
 # sim.sub_batch: auto on a CPU puts about this many router-cycles (a few seconds on one core)
 # into a sub-batch, at most SUB_BATCH_MAX points: each sub-batch pays a fixed set-up (the
-# state, traffic tables, results), which points of small networks do not cover.
+# state, traffic tables, its first chunk, results), which points of small networks do not
+# cover. A batch that the CPU vmaps (VMAP_UP_TO) costs less per point the wider it is, and
+# takes VMAPPED_WIDER times as many.
 SUB_BATCH_WORK = 2 * 10**6
 SUB_BATCH_MAX = 32
+VMAPPED_WIDER = 4
 # sim.workers: auto starts one process per core for jobs of at least this many router-cycles
 # (starting a worker costs seconds).
 WORKERS_FROM = 10**7
@@ -270,6 +273,11 @@ class SimSpec:
             return None if accelerator or layout.in_vcs <= VMAP_UP_TO else 1
         return self.vmap_width
 
+    def cpu_vmapped(self, layout, points: int) -> bool:
+        """Whether a CPU steps `points` points on `layout` as one vmapped batch."""
+        width = self.resolved_vmap_width(layout)
+        return jax.default_backend() not in ACCELERATORS and points > 1 and width != 1
+
     def resolved_list_sizing(self) -> str:
         """`list_sizing` with auto resolved for the default device: once or grow."""
         if self.list_sizing == "auto":
@@ -301,7 +309,8 @@ class SimSpec:
         """Points per sub-batch of a job of `points` points, written to results as soon as they
         finish. On an accelerator the whole job as far as `fits` (the simulations its memory
         holds) allows: one vmapped call. On a CPU enough points for SUB_BATCH_WORK
-        router-cycles (up to SUB_BATCH_MAX), at least 2 per device in one process; with
+        router-cycles (up to SUB_BATCH_MAX; VMAPPED_WIDER times both where the CPU vmaps the
+        batch), at least 2 per device in one process; with
         worker processes at most a share that gives each worker two sub-batches (a saturated
         point costs many times a light one: small sub-batches keep every worker busy to the
         end)."""
@@ -309,7 +318,8 @@ class SimSpec:
             return int(self.sub_batch)
         if jax.default_backend() != "cpu":
             return max(1, min(points, fits or points))
-        wide = min(SUB_BATCH_MAX, -(-SUB_BATCH_WORK // (layout.routers * self.total)))
+        wider = VMAPPED_WIDER if self.resolved_vmap_width(layout) != 1 else 1
+        wide = min(wider * SUB_BATCH_MAX, -(-wider * SUB_BATCH_WORK // (layout.routers * self.total)))
         if workers > 1:
             return max(1, min(wide, -(-points // (2 * workers))))
         return max(2 * devices, min(wide, points))

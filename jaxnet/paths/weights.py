@@ -29,7 +29,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-import scipy.optimize
 import scipy.sparse as sp
 
 from jaxnet.core.validate import require, require_int
@@ -104,6 +103,8 @@ def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") ->
     Minimise z subject to load_e - z <= 0 for every link and sum of a pair's weights = 1.
     Pairs without demand keep uniform weights (they load nothing).
     """
+    from scipy.optimize import linprog  # imported here: a simulation that solves no LP skips its import
+
     require(method in LP_METHODS, "paths.lp_method", method, f"must be one of {', '.join(LP_METHODS)}")
     start = time.perf_counter()
     rows, links = paths.incidence()
@@ -125,7 +126,7 @@ def lp_weights(paths: PathSet, demand: np.ndarray, method: str = "highs-ipm") ->
     )
     cost = np.zeros(n_vars + 1)
     cost[-1] = 1.0
-    result = scipy.optimize.linprog(
+    result = linprog(
         cost, A_ub=load, b_ub=np.zeros(paths.n_links), A_eq=one_per_pair,
         b_eq=np.ones(active_pairs.size), bounds=(0, None), method=method,
     )

@@ -51,3 +51,27 @@ def test_bad_parameters_print_one_line_without_traceback(tmp_path, overrides, me
     assert out.stdout == ""
     assert out.stderr.startswith("error: ") and message in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_the_app_leaves_jaxnets_loggers_working_in_its_process(tmp_path):
+    """The info apps log nothing below an error, without disabling the loggers that exist
+    already (Hydra's `disabled` logging did): jaxnet's warnings still reach whatever runs in
+    the same process afterwards."""
+    import logging
+
+    from apps import run_app
+    from jaxnet.cli import topo
+
+    logger = logging.getLogger("jaxnet")
+    assert run_app(topo, tmp_path, "topology=rrg", "topology.routers=8", "topology.degree=3")[0] == 0
+    heard, level = [], logger.level
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = heard.append
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)  # as the jaxnet app's logging or a caplog sets it
+    try:
+        logger.warning("still heard")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert not logger.disabled and [record.getMessage() for record in heard] == ["still heard"]

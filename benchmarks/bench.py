@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py --suite cpu     [--out outputs/bench/cpu.json]
     python benchmarks/bench.py --suite scaling
-    python benchmarks/bench.py --suite small
+    python benchmarks/bench.py --suite small   [--against d5c3373 --jobs-only --repeats 5]
     python benchmarks/bench.py --suite points
     python benchmarks/bench.py --suite gpu     [--budget-s 300]
     python benchmarks/bench.py --suite memory
@@ -17,8 +17,11 @@ scaling  a job of 8 points on RRG 720/17/7 (minimal, 4 VCs, load 0.5) in one pro
          (`--cycles` per point, 4000 by default; the Polarized paper's points run 25000);
          the rows must be identical. Then the simulation alone (steady state): the 8 points
          on one core against a share on each core, side by side.
-small    networks of at most 64 routers, a batch of 20 points on one core: every buffer or
-         lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
+small    with `--against REV`, whole small jobs end to end (`SMALL_JOBS`: the 100-point
+         Hamming 4x4 job, Dragonfly a=8 h=4 p=4 points at loads 0.1 / 0.4 / 0.7), this checkout
+         and revision REV taking turns for `--repeats` rounds (`--jobs-only`: nothing else);
+         then networks of at most 64 routers, a batch of 20 points on one core: every buffer
+         or lists, one simulation at a time or vmapped (what `sim.vmap_width: auto` and
          `sim.active_lists: auto` are chosen from); then the 20 points over every core.
 points   one point at a time on one core as `jaxnet` runs it (RRG 720/17/7, 1000 + 3000
          cycles, chunks of 500): wall time, compilations of the chunk and their seconds, for
@@ -52,6 +55,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,6 +65,7 @@ from typing import Any, NamedTuple
 RRG720 = {"name": "rrg", "routers": 720, "degree": 17, "seed": 1, "medoid_of": 1, "servers_per_router": 7}
 RRG1224 = {"name": "rrg", "routers": 1224, "degree": 14, "seed": 1, "medoid_of": 1, "servers_per_router": 5}
 DF876 = {"name": "dragonfly", "a": 12, "h": 6, "servers_per_router": 6}
+DF264 = {"name": "dragonfly", "a": 8, "h": 4, "servers_per_router": 4}
 SMALL = {
     "hamming 4x4 p=3": ({"name": "hamming", "sides": [4, 4], "servers_per_router": 3}, "minimal", 4),
     "dragonfly a=4 h=2 p=2": ({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2}, "dragonfly_minimal", 3),
@@ -68,7 +73,7 @@ SMALL = {
     "rrg 64/8 p=4": ({"name": "rrg", "routers": 64, "degree": 8, "seed": 1, "servers_per_router": 4}, "minimal", 3),
 }
 # By name, for the scripts that take a --network (profile.py, bench_ab.py).
-NETWORKS = {"rrg720": RRG720, "rrg1224": RRG1224, "df876": DF876, "hamming": SMALL["hamming 4x4 p=3"][0],
+NETWORKS = {"rrg720": RRG720, "rrg1224": RRG1224, "df876": DF876, "df264": DF264, "hamming": SMALL["hamming 4x4 p=3"][0],
             "dragonfly": SMALL["dragonfly a=4 h=2 p=2"][0], "slimfly": SMALL["slimfly q=5 p=3"][0],
             "rrg64": SMALL["rrg 64/8 p=4"][0]}
 
@@ -308,13 +313,74 @@ def suite_scaling(args):
     return rows
 
 
+# Whole small jobs as a user runs them (`jaxnet <overrides>`), end to end: `--suite small`
+# times them against an older revision (`--against`).
+LOADS_10 = "sim.loads=[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]"
+SMALL_JOBS = {
+    "hamming 4x4 p=3, minimal 2 VCs, 10 loads x 10 seeds": [
+        "topology=hamming", "topology.sides=[4,4]", "topology.servers_per_router=3", "routing=minimal",
+        "router.vcs=2", LOADS_10, "sim.seeds=[1,2,3,4,5,6,7,8,9,10]", "sim.warmup=1000", "sim.measure=2000"],
+    **{f"dragonfly a=8 h=4 p=4, dragonfly_minimal, load {load}": [
+        "topology=dragonfly", "topology.a=8", "topology.h=4", "topology.servers_per_router=4",
+        "routing=dragonfly_minimal", f"sim.loads=[{load}]", "sim.seeds=[1]", "sim.warmup=1000", "sim.measure=2000"]
+       for load in (0.1, 0.4, 0.7)},
+}
+RUN_APP = "import sys; from jaxnet.cli.simulate import main; sys.argv[0] = 'jaxnet'; main()"
+
+
+def run_app(checkout: str, overrides: list[str]) -> dict:
+    """One `jaxnet` job of the jaxnet in `checkout`, end to end in a new process with empty
+    compilation and network caches: wall seconds and CPU seconds (user + system)."""
+    with tempfile.TemporaryDirectory() as out:
+        env = {**os.environ, "PYTHONPATH": checkout, "JAXNET_XLA_CACHE": "off", "JAXNET_NETWORK_CACHE": "off"}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", RUN_APP, *overrides, f"hydra.run.dir={out}"], cwd=checkout, env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall_s": round(wall, 3),
+            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)}
+
+
+def jobs_against(older: str, rounds: int) -> list[dict]:
+    """SMALL_JOBS end to end in this checkout and in a worktree of revision `older`, taking
+    turns (the order alternating from round to round, so that the machine's drift hits both):
+    per job the median wall and CPU time of each, and older / this (above 1: this is faster)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as parent:
+        there = os.path.join(parent, "older")
+        subprocess.run(["git", "-C", here, "worktree", "add", "--detach", there, older], check=True,
+                       capture_output=True)
+        try:
+            rows = []
+            for name, overrides in SMALL_JOBS.items():
+                runs = {"this": [], "older": []}
+                for r in range(rounds):
+                    for which in (("this", "older") if r % 2 == 0 else ("older", "this")):
+                        runs[which].append(run_app(here if which == "this" else there, overrides))
+                median = {w: {k: statistics.median([run[k] for run in done]) for k in ("wall_s", "cpu_s")}
+                          for w, done in runs.items()}
+                rows.append({"job": name, "older": older, "rounds": rounds, "runs": runs, "median": median,
+                             "older_over_this_wall": round(median["older"]["wall_s"] / median["this"]["wall_s"], 3),
+                             "older_over_this_cpu": round(median["older"]["cpu_s"] / median["this"]["cpu_s"], 3)})
+                print(json.dumps({k: v for k, v in rows[-1].items() if k != "runs"}), flush=True)
+        finally:
+            subprocess.run(["git", "-C", here, "worktree", "remove", "--force", there], check=False, capture_output=True)
+    return rows
+
+
 def suite_small(args):
-    """Per network: a batch of 20 points at load 0.5 on one core, every buffer or lists, one
-    simulation at a time or all vmapped, and what `auto` picks; then the same 20 points split
-    over one process per core, side by side: their aggregate speed on this machine."""
+    """With `--against REV`, first SMALL_JOBS end to end against revision REV
+    (`jobs_against`, `--repeats` rounds). Then per network: a batch of 20 points at load 0.5
+    on one core, every buffer or lists, one simulation at a time or all vmapped, and what
+    `auto` picks; then the same 20 points split over one process per core, side by side:
+    their aggregate speed on this machine (`--jobs-only` leaves these out)."""
+    rows = jobs_against(args.against, args.repeats) if args.against else []
+    if args.jobs_only:
+        return rows
     cores = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cores[0]})
-    rows = []
     for name, (topology, routing, vcs) in SMALL.items():
         for lists, width in ((None, 1), (None, 20), ("auto", 1), ("auto", 20), ("auto", "auto")):
             rows.append({"network": name, "cores": 1, **measure(
@@ -593,6 +659,9 @@ def main():
                         help="router.selection of --suite cpu (available_first: comparable with earlier runs)")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="--suite gpu: start no new case after this many seconds (a lease's time)")
+    parser.add_argument("--against", default=None,
+                        help="--suite small: a git revision whose engine runs the small jobs end to end beside this one")
+    parser.add_argument("--jobs-only", action="store_true", help="--suite small: only the jobs of --against")
     args = parser.parse_args()
     for name in ("chunks", "repeats", "cycles"):
         if getattr(args, name) is not None and getattr(args, name) < 1:

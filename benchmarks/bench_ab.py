@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
                                [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
-                               [--rounds 2] [--mode auto] [--selection available_first]
+                               [--rounds 2] [--mode auto] [--selection available_first] [--every-buffer]
                                [--out outputs/bench/ab.jsonl]
 
 This machine's speed drifts by 15-30 % within minutes and once halved for a whole session,
@@ -56,7 +56,7 @@ import bench, jaxnet
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
 row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
-                    case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"])
+                    case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"], **case["options"])
 print(json.dumps(row))
 """
 
@@ -77,7 +77,7 @@ if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.se
 if not hasattr(bench, "window"):
     raise SystemExit(f"the benchmarks under {root} predate bench.window: use --mode alternate or side-by-side")
 warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
-                       case["batch"], chunk=case["chunk"])
+                       case["batch"], chunk=case["chunk"], **case["options"])
 cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
 print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)
 for _ in sys.stdin:
@@ -210,6 +210,7 @@ def compare(args, cpu: bool) -> list[dict]:
         for routing, vcs, load in parse_cases(args.cases):
             case = {"topology": bench.NETWORKS[args.network], "routing": routing, "vcs": vcs, "load": load,
                     "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
+                    "options": {"active_lists": None} if args.every_buffer else {},
                     "selection": args.selection}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":
@@ -249,6 +250,8 @@ def main():
     parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")
     parser.add_argument("--chunks", type=int, default=3, help="chunks per measured window")
     parser.add_argument("--repeats", type=int, default=3, help="windows per measurement (the best is kept)")
+    parser.add_argument("--every-buffer", action="store_true",
+                        help="visit every buffer every cycle (sim.active_lists: null) instead of the lists")
     parser.add_argument("--out", default="outputs/bench/ab.jsonl")
     args = parser.parse_args()
     for name in ("batch", "rounds", "chunk", "chunks", "repeats"):

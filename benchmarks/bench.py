@@ -668,6 +668,13 @@ def main():
             parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
     if args.budget_s is not None and args.budget_s <= 0:
         parser.error(f"--budget-s {args.budget_s}: must be a positive number of seconds")
+    if (args.against or args.jobs_only) and args.suite != "small":
+        parser.error("--against and --jobs-only go with --suite small")
+    if args.jobs_only and not args.against:
+        parser.error("--jobs-only needs --against REV (the jobs run beside revision REV)")
+    if args.against and subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                                       cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True).returncode:
+        parser.error(f"--against {args.against}: not a commit of this repository")
     args.out = args.out or f"outputs/bench/{args.suite}.json"
     write_report(args, SUITES[args.suite](args))
 

@@ -318,7 +318,7 @@ class SimSpec:
             return int(self.sub_batch)
         if jax.default_backend() != "cpu":
             return max(1, min(points, fits or points))
-        wider = VMAPPED_WIDER if self.resolved_vmap_width(layout) != 1 else 1
+        wider = VMAPPED_WIDER if self.cpu_vmapped(layout, points) else 1
         wide = min(wider * SUB_BATCH_MAX, -(-wider * SUB_BATCH_WORK // (layout.routers * self.total)))
         if workers > 1:
             return max(1, min(wide, -(-points // (2 * workers))))

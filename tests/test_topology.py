@@ -11,7 +11,7 @@ import yaml
 from jaxnet.topology import TOPOLOGIES, build_topology
 from jaxnet.topology.base import from_graph
 from jaxnet.topology.cartesian import MINUS, PLUS, cartesian_ports, hamming_ports
-from jaxnet.topology.dragonfly import palmtree_wiring
+from jaxnet.topology.dragonfly import consecutive_wiring, palmtree_wiring
 from jaxnet.topology.export import FORMATS, export_topology
 from jaxnet.topology.galois import galois_field, prime_power
 from jaxnet.topology.rrg import (
@@ -185,16 +185,17 @@ def test_projective_planes(q):
 
 
 # ----- Dragonfly ----------------------------------------------------------------------
+@pytest.mark.parametrize("wiring_of", [palmtree_wiring, consecutive_wiring])
 @pytest.mark.parametrize("a,h,groups", [(4, 2, 9), (4, 2, 5), (4, 2, 3), (6, 3, 19), (12, 6, 73)])
-def test_dragonfly_palmtree_wiring_is_an_involution(a, h, groups):
-    wiring = palmtree_wiring(a, h, groups)
+def test_dragonfly_wiring_is_an_involution(wiring_of, a, h, groups):
+    wiring = wiring_of(a, h, groups)
     back = wiring[wiring[..., 0], wiring[..., 1]]
     g, k = np.meshgrid(np.arange(groups), np.arange(a * h), indexing="ij")
     assert (back[..., 0] == g).all() and (back[..., 1] == k).all()
     assert (wiring[..., 0] != g).all()
 
 
-@pytest.mark.parametrize("arrangement", ["palmtree", "random"])
+@pytest.mark.parametrize("arrangement", ["palmtree", "consecutive", "random"])
 def test_dragonfly_groups_ports_and_link_classes(arrangement):
     a, h, groups = 4, 2, 9
     topo = build_topology(dict(name="dragonfly", a=a, h=h, arrangement=arrangement, seed=7))
@@ -220,6 +221,19 @@ def test_dragonfly_palmtree_port_order_follows_the_wiring():
             target_group, target_port = wiring[g, i * h + j]
             assert topo.neighbor[r, a - 1 + j] == target_group * a + target_port // h
             assert topo.peer_port[r, a - 1 + j] == a - 1 + target_port % h
+
+
+def test_dragonfly_consecutive_arrangement_is_fogsims():
+    """FOGSim without its palm-tree configuration: the link from group g to group t leaves
+    from router offset // h of g, where offset counts the groups other than g below t."""
+    a, h = 4, 2
+    topo = build_topology(dict(name="dragonfly", a=a, h=h, arrangement="consecutive"))
+    for g in range(a * h + 1):
+        for t in range(a * h + 1):
+            if t != g:
+                offset = t - 1 if t > g else t
+                router, port = g * a + offset // h, a - 1 + offset % h
+                assert topo.group[topo.neighbor[router, port]] == t
 
 
 def test_dragonfly_random_arrangement_depends_on_seed():

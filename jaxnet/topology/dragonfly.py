@@ -10,6 +10,10 @@ With G groups, every pair of groups is joined by `m = a * h / (G - 1)` global li
 Palm-tree arrangement (Camarero, Vallejo, Beivide): writing `k = u * (G - 1) + o` with
 `0 <= o < G - 1`, global port k of group g leads to group `(g + o + 1) mod G`, arriving on
 its global port `u * (G - 1) + (G - 2 - o)`. The map is an involution (`palmtree_wiring`).
+Consecutive arrangement (FOGSim's `PalmTreeConfiguration=0`): the offset o counts the other
+groups in increasing index, so global port k of group g leads to group `o` if `o < g`, else
+`o + 1`, arriving on the port of the same trunk u whose offset counts g there
+(`consecutive_wiring`).
 Random arrangement: each group's global ports are shuffled over the list of other groups
 (each repeated m times), and the m ports of each group pair are matched at random.
 """
@@ -22,7 +26,7 @@ from jaxnet.core.validate import require, require_int
 from jaxnet.topology.base import Topology, from_graph, require_servers_per_router, require_size, topology_name
 
 LOCAL, GLOBAL = 0, 1
-ARRANGEMENTS = ("palmtree", "random")
+ARRANGEMENTS = ("palmtree", "consecutive", "random")
 _RANDOM_ATTEMPTS = 100
 
 
@@ -41,10 +45,10 @@ def dragonfly(a: int, h: int, groups: int | None = None, arrangement: str = "pal
             f"groups - 1 must divide a * h = {a * h} (equal global links per group pair)")
     require(arrangement in ARRANGEMENTS, "topology.arrangement", arrangement,
             f"one of {ARRANGEMENTS}")
-    if arrangement == "palmtree":
-        wiring = palmtree_wiring(a, h, groups)
+    if arrangement in ("palmtree", "consecutive"):
+        wiring = (palmtree_wiring if arrangement == "palmtree" else consecutive_wiring)(a, h, groups)
         require(not _has_parallel_links(wiring, h), "topology.groups", groups,
-                f"palm-tree wiring joins some router pair twice; use groups - 1 >= h ({h})")
+                f"{arrangement} wiring joins some router pair twice; use groups - 1 >= h ({h})")
     else:
         wiring = _random_wiring(a, h, groups, np.random.default_rng(seed))
     graph, global_neighbors = _graph(a, h, groups, wiring)
@@ -72,6 +76,19 @@ def palmtree_wiring(a: int, h: int, groups: int) -> np.ndarray:
     wiring = np.empty((groups, a * h, 2), np.int32)
     wiring[:, :, 0] = (np.arange(groups)[:, None] + offset + 1) % groups
     wiring[:, :, 1] = trunk * (groups - 1) + (groups - 2 - offset)
+    return wiring
+
+
+def consecutive_wiring(a: int, h: int, groups: int) -> np.ndarray:
+    """int32 [G, a*h, 2]: (group, global port) reached from each group's global port, the
+    other groups taken in increasing index (FOGSim without its palm-tree configuration)."""
+    k = np.arange(a * h)
+    trunk, offset = np.divmod(k, groups - 1)
+    group = np.arange(groups)[:, None]
+    target = np.where(offset < group, offset, offset + 1)
+    wiring = np.empty((groups, a * h, 2), np.int32)
+    wiring[:, :, 0] = target
+    wiring[:, :, 1] = trunk * (groups - 1) + np.where(group < target, group, group - 1)
     return wiring
 
 

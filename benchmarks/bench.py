@@ -124,8 +124,6 @@ def warmed_up(topology: dict, routing: dict, router: dict, load, batch: int, *, 
     from jaxnet.sim import capacities
     from jaxnet.sim.run import advance_chunk, batch_params, compiled_init, shard
     from jaxnet.sim.spec import SimSpec
-    from jaxnet.sim.work import heads_sleep
-
     topo = build.topology(topology)
     network = build.network(topo, build.routing(routing), build.router(router))
     spec = SimSpec(warmup=0, measure=10**9, vmap_width=vmap_width, active_lists=active_lists)
@@ -138,20 +136,31 @@ def warmed_up(topology: dict, routing: dict, router: dict, load, batch: int, *, 
     width = spec.resolved_vmap_width(network.layout)
     count_compilations()
     start, compiled = time.perf_counter(), len(COMPILATIONS)
-    state, sleep = compiled_init(network.layout, bool(lists) and heads_sleep(network.model))(keys)
+    state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists))(keys)
+    sizing = capacities.sizing(lists, "grow")
     state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists,
-                                             capacities.first(network.layout, lists, max(loads)))
+                                             capacities.initial(network.layout, lists, max(loads), sizing))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm, previous = [tier, capacities.next_capacities(network.layout, lists, peak, tier, 0)], 0, peak
+    tiers, warm, previous = [tier, refit(network.layout, lists, peak, tier, 0)], 0, peak
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
         state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists, tiers[-1])
-        tiers.append(capacities.next_capacities(network.layout, lists, peak, tier, previous))
+        tiers.append(refit(network.layout, lists, peak, tier, previous))
         warm, previous = warm + 1, peak
     jax.block_until_ready(state)
     return WarmedUp(topo, network, params, state, sleep, lists, width, tiers[-1], peak, first, warm,
                     time.perf_counter() - start, sum(COMPILATIONS[compiled:]))
+
+
+def refit(layout, lists: tuple, peak, tier, previous):
+    """The next chunk's capacities, as `jaxnet.sim.run.simulate` chooses them: grown or
+    shrunk to the last chunk's peak, or kept where they are sized once (heads alone)."""
+    from jaxnet.sim import capacities
+
+    if capacities.sizing(lists, "grow") == "once":
+        return tier
+    return capacities.next_capacities(layout, lists, peak, tier, previous)
 
 
 def window(warm: WarmedUp, chunk: int, chunks: int) -> tuple[WarmedUp, float, int, bool]:
@@ -167,9 +176,9 @@ def window(warm: WarmedUp, chunk: int, chunks: int) -> tuple[WarmedUp, float, in
     for _ in range(chunks):
         state, sleep, peak, used = advance_chunk(network, warm.params, state, sleep, chunk, warm.width, warm.lists,
                                                  tier)
-        refit = capacities.next_capacities(network.layout, warm.lists, peak, used, previous)
-        changes += (used != tier) + (refit != used)
-        tier, previous = refit, peak
+        fitted = refit(network.layout, warm.lists, peak, used, previous)
+        changes += (used != tier) + (fitted != used)
+        tier, previous = fitted, peak
     jax.block_until_ready(state)
     wall = time.perf_counter() - start
     return (warm._replace(state=state, sleep=sleep, tier=tier, peak=previous), wall, changes,
@@ -181,6 +190,8 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
             active_lists="auto", first_seed: int = 1):
     """Speed of one configuration: a batch of `batch` points (seeds first_seed..) at `load`."""
     import jax
+
+    from jaxnet.sim import capacities
 
     warm = warmed_up(topology, routing, router, load, batch, chunk=chunk, warmup_chunks=warmup_chunks,
                      vmap_width=vmap_width, traffic=traffic, active_lists=active_lists, first_seed=first_seed)
@@ -202,7 +213,7 @@ def measure(topology: dict, routing: dict, router: dict, load: float, batch: int
     return {
         "topology": topo.name, "routing": routing["name"], "vcs": network.layout.vcs, "load": load,
         "batch": batch, "vmap_width": width, "devices": jax.device_count(), "cycles": cycles,
-        "every_buffer": not lists,
+        "every_buffer": not lists, "work_lists": capacities.described(lists, capacities.sizing(lists, "grow")),
         "router_cycles_per_s": round(topo.n_routers * cycles * batch / min(walls)),
         "router_cycles_per_s_median": round(topo.n_routers * cycles * batch / sorted(walls)[len(walls) // 2]),
         "first_chunk_s_incl_compile": round(warm.first_chunk_s, 2), "warmup_chunks": warm.warmup_chunks,
@@ -522,7 +533,6 @@ def suite_memory(args):
     from jaxnet.sim import capacities
     from jaxnet.sim.run import batch_params, compiled_advance, compiled_init
     from jaxnet.sim.spec import SimSpec
-    from jaxnet.sim.work import heads_sleep
 
     cases = {
         "rrg 720/17/7, polarized 13 VCs": (RRG720, "polarized", {"vcs": 13}),
@@ -540,12 +550,12 @@ def suite_memory(args):
         network = build.network(topo, build.routing(routing_cfg), build.router(router))
         spec = SimSpec(warmup=0, measure=10**9)
         lists = capacities.steps(spec.active_lists, network.layout, 1, spec.total)
-        state, sleep = compiled_init(network.layout, bool(lists) and heads_sleep(network.model))(
+        state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists))(
             jax.numpy.stack([jax.random.PRNGKey(1)]))
         state_bytes = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves((state, sleep)))
         params = batch_params([build.traffic({"name": "uniform"}, topo, 1)], [(0.5, 1)], spec, network.layout)
         tier = tuple(options[-1] for options in lists) or None  # the largest lists (every ring)
-        compiled = compiled_advance(network.layout, network.routing, 200, 1, capacities.work(tier)).lower(
+        compiled = compiled_advance(network.layout, network.routing, 200, 1, capacities.work(lists, tier)).lower(
             network.net, network.tables, params, state, sleep).compile()
         analysis = compiled.memory_analysis()
         temp = int(getattr(analysis, "temp_size_in_bytes", 0)) if analysis else None

@@ -91,7 +91,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             raise RuntimeError(f"jax.profiler wrote no trace under {trace_dir}")
         with gzip.open(trace[0]) as f:
             events = json.load(f)["traceEvents"]
-    advance = compiled_advance(network.layout, network.routing, cycles, width, capacities.work(used))
+    advance = compiled_advance(network.layout, network.routing, cycles, width, capacities.work(lists, used))
     chains = hlo_call_chains(advance.lower(network.net, network.tables, params, before, asleep).compile().as_text())
 
     accelerator = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"

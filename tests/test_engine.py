@@ -281,10 +281,11 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
 
 def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     """Small networks are listed only in runs long enough to pay for the lists' compilations
-    (longer when a CPU vmaps them), large ones always; on a CPU tiny networks vmap the batch,
-    larger ones run one at a time."""
+    (longer when a CPU vmaps them), and list only the heads routed in shorter ones; large
+    ones are always listed; on a CPU tiny networks vmap the batch, larger ones run one at a
+    time."""
     from jaxnet.routing.vc_policy import VC_POLICIES
-    from jaxnet.sim.capacities import AUTO_LISTS_FROM, LISTS_FROM, LISTS_FROM_VMAPPED, steps
+    from jaxnet.sim.capacities import AUTO_LISTS_FROM, LISTS_FROM, LISTS_FROM_VMAPPED, heads_only, steps
     from jaxnet.sim.layout import Layout
     from jaxnet.sim.spec import SUB_BATCH_MAX, VMAP_UP_TO, VMAPPED_WIDER
 
@@ -293,20 +294,23 @@ def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
     short = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=2000)
     long = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM // 2)
     longer = SimSpec(loads=[0.5], seeds=[1, 2], warmup=1000, measure=LISTS_FROM_VMAPPED // 2)
-    def lists(spec, on, cpu_vmapped=False):
-        return steps(spec.active_lists, on, len(spec.points), spec.total, cpu_vmapped)
+    def lists(spec, on, cpu_vmapped=False, cpu_single=False):
+        return steps(spec.active_lists, on, len(spec.points), spec.total, cpu_vmapped, cpu_single)
 
-    assert lists(short, layout) == ()
-    assert len(lists(long, layout)) == len(LISTED) and lists(long, layout)[0][-1] == layout.in_vcs
+    assert lists(short, layout) == () and lists(short, layout, cpu_vmapped=True) == ()
+    assert heads_only(lists(short, layout, cpu_single=True))
+    assert lists(short, layout, cpu_single=True)[0] == (layout.in_vcs,) and len(lists(short, layout, cpu_single=True)[2]) > 1
+    assert not heads_only(lists(long, layout)) and lists(long, layout)[0][-1] == layout.in_vcs
     assert lists(long, layout, cpu_vmapped=True) == ()
     assert len(lists(longer, layout, cpu_vmapped=True)) == len(LISTED)
     large = Layout(routers=720, ports=17, servers_per_router=7, router=layout.router, max_hops=4,
                    vc_policy=VC_POLICIES["hops"])
-    assert large.in_vcs >= AUTO_LISTS_FROM and len(lists(short, large)) == len(LISTED)
-    assert lists(SimSpec(active_lists=None), large) == ()
+    assert large.in_vcs >= AUTO_LISTS_FROM and not heads_only(lists(short, large))
+    assert lists(SimSpec(active_lists=None), large) == () and not heads_only(())
     if jax.default_backend() == "cpu":
         assert short.resolved_vmap_width(layout) is None and short.resolved_vmap_width(large) == 1
         assert short.cpu_vmapped(layout, 2) and not short.cpu_vmapped(layout, 1) and not short.cpu_vmapped(large, 2)
+        assert not short.cpu_single(layout, 2) and short.cpu_single(layout, 1) and short.cpu_single(large, 2)
         # sub-batches of cheap points hold many (shared by the workers), of costly ones 2 or 1
         assert [short.resolved_sub_batch(layout, 40, workers=w) for w in (1, 2)] == [40, 10]
         assert short.resolved_sub_batch(layout, 1000) == VMAPPED_WIDER * SUB_BATCH_MAX
@@ -339,7 +343,7 @@ def test_lists_sized_once_compile_once_with_the_rows_of_grown_lists(small_rrg, m
 
     used = []
     work = capacities.work
-    monkeypatch.setattr(capacities, "work", lambda tier: used.append(tier) or work(tier))
+    monkeypatch.setattr(capacities, "work", lambda lists, tier: used.append(tier) or work(lists, tier))
     steps = [[2**k for k in range(10)]] * len(LISTED)
     points = [(0.3, 1), (1.0, 1)]
     rows = {}
@@ -353,6 +357,45 @@ def test_lists_sized_once_compile_once_with_the_rows_of_grown_lists(small_rrg, m
         assert once["work_lists"] == "listed, sized once"
         assert {k: v for k, v in grown.items() if k not in TIMING_KEYS} == \
                {k: v for k, v in once.items() if k not in TIMING_KEYS}
+
+
+def test_heads_listed_alone_give_the_rows_of_every_buffer_and_redo_a_chunk_they_overflow(small_rrg, monkeypatch):
+    """On a small network a short run that a CPU steps one simulation at a time visits every
+    buffer and routes only the heads that may move, compacted from every ring
+    (`capacities.heads_only`), sized once; a chunk whose heads outgrew their capacity is
+    redone with a larger one. The rows are those of every buffer, below and past saturation."""
+    from jaxnet.sim import capacities
+    from jaxnet.sim.capacities import heads_only
+    from jaxnet.sim.work import EveryBuffer
+
+    layout = small_rrg.layout
+    used = []
+    work = capacities.work
+    monkeypatch.setattr(capacities, "work", lambda lists, tier: used.append(work(lists, tier)) or used[-1])
+    points = [(0.3, 1), (1.0, 2)]
+    spec = SimSpec(warmup=500, measure=1500, chunk=250)
+    if jax.default_backend() == "cpu":
+        assert heads_only(capacities.steps("auto", layout, 1, spec.total, cpu_single=spec.cpu_single(layout, 1)))
+    alone = [[layout.in_vcs]] * 2 + [[2**k for k in range(9)]] + [[layout.out_vcs]] * 2 + [[layout.servers]]
+    heads, _ = simulate_cfg(small_rrg, {"name": "uniform"}, points, SimSpec(warmup=500, measure=1500, chunk=250,
+                                                                           active_lists=alone, list_sizing="grow"))
+    assert {type(w) for w in used} == {EveryBuffer} and len(set(used)) == 1  # sized once, even under grow
+    assert 1 <= used[0].head_capacity < layout.in_vcs and heads[0]["work_lists"] == "every buffer, heads listed"
+    every, _ = simulate_cfg(small_rrg, {"name": "uniform"}, points, SimSpec(warmup=500, measure=1500, chunk=250,
+                                                                           active_lists=None))
+    assert every[1]["accepted_load"] < 0.9  # the second point saturates
+    # heads of capacity 1 at first: the first chunk overflows and is redone with more
+    tiny = [[layout.in_vcs]] * 2 + [[1, 128]] + [[layout.out_vcs]] * 2 + [[layout.servers]]
+    used.clear()
+    monkeypatch.setattr(capacities, "initial", lambda *args: tuple(options[0] for options in
+                                                                   capacities.steps(tiny, layout, 2, spec.total)))
+    overflowed, _ = simulate_cfg(small_rrg, {"name": "uniform"}, points, SimSpec(warmup=500, measure=1500, chunk=250,
+                                                                                 active_lists=tiny))
+    assert used[0].head_capacity == 1 and used[1].head_capacity in (128, None)  # None: every head
+    for rows in (heads, overflowed):
+        for row, reference in zip(rows, every):
+            assert {k: v for k, v in row.items() if k not in TIMING_KEYS} == \
+                   {k: v for k, v in reference.items() if k not in TIMING_KEYS}
 
 
 def test_list_sizing_auto_is_once_on_accelerators_only():

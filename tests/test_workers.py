@@ -18,7 +18,7 @@ from jaxnet.sim import checkpoint as checkpoints
 # Two points, one sub-batch each, one per worker; long enough that both workers have saved
 # a checkpoint well before they finish.
 RUN = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router=2", "sim.seeds=[1]",
-       "sim.loads=[0.3,0.9]", "sim.sub_batch=1", "sim.warmup=100", "sim.measure=8000", "sim.chunk=500",
+       "sim.loads=[0.3,0.9]", "sim.sub_batch=1", "sim.warmup=100", "sim.measure=100000", "sim.chunk=500",
        "sim.checkpoint_every=500"]
 RESULTS_ONLY = ("wall_s", "first_chunk_s", "date", "row_sha", "config")  # differ between runs
 

@@ -14,22 +14,29 @@ rarely. Two policies (`sim.list_sizing`):
 
 Under both, a chunk whose lists overflowed is redone with larger ones (`overflowed`).
 Results never depend on the capacities.
+
+On small networks in short runs that a CPU steps one simulation at a time, `auto` lists only
+the heads routed (`heads_only`): every ring, link and server is visited as without lists,
+and the heads that may move are compacted from every ring (`EveryBuffer` with a head
+capacity), sized once (`heads_alone`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from jaxnet.sim.layout import Layout
+from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.spec import LISTED
-from jaxnet.sim.work import EveryBuffer, Listed, Work
+from jaxnet.sim.work import EveryBuffer, Listed, Work, heads_sleep
+
+HEADS = LISTED.index("heads routed")
 
 # sim.active_lists: auto lists the buffers in use on networks of at least AUTO_LISTS_FROM input
 # VCs, and on smaller ones for runs of at least LISTS_FROM point-cycles (points x cycles): each
 # list capacity is one more compilation of the chunk, which a short run does not win back
 # (docs/performance.md). A batch that a CPU vmaps (networks of at most spec.VMAP_UP_TO input
 # VCs) saves less per point-cycle with lists and compiles them for longer, so it is listed
-# from LISTS_FROM_VMAPPED point-cycles. A list's capacity is a power of 2**(1/4) times the
-# server count.
+# from LISTS_FROM_VMAPPED point-cycles. Shorter runs on small networks that a CPU steps one
+# simulation at a time list only the heads routed (`heads_only`). A list's capacity is a power of 2**(1/4) times the server count.
 AUTO_LISTS_FROM = 16384
 LISTS_FROM = 2 * 10**5
 LISTS_FROM_VMAPPED = 3 * 10**6
@@ -44,30 +51,73 @@ IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
 # what `once` sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO.
 SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 0.55)
 ONCE_LIGHT_UP_TO = 0.1
+# Heads listed alone (`heads_only`) are sized once for HEADS_PER_LOAD heads that may move per
+# server and unit of offered load up to HEADS_LIGHT_UP_TO (twice the most measured below
+# saturation: 0.45-0.8 on the Dragonfly a=8 h=4 p=4 and 0.5-1.0 on Hamming 4x4 up to load
+# 0.5), and above it for a saturated network (SATURATED_SHARE).
+HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.5, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
 # more than SLACK x the server count (a few idle entries cost less than a compilation).
 GROW, SHRINK, SLACK = 1.5, 2, 0.25
 
 
-def steps(active_lists, layout: Layout, points: int, cycles: int, cpu_vmapped: bool = False) -> tuple:
+def steps(active_lists, layout: Layout, points: int, cycles: int, cpu_vmapped: bool = False,
+          cpu_single: bool = False) -> tuple:
     """Per list, the increasing capacities it may take on `layout` (`sim.active_lists`),
-    ending with every ring; () for no lists (every buffer every cycle). `auto` lists on
-    small networks only for runs of enough point-cycles (`cpu_vmapped`: a CPU steps the
-    points as one vmapped batch)."""
+    ending with every ring; () for no lists (every buffer every cycle). `auto` lists every
+    buffer in use on small networks only for runs of enough point-cycles (`cpu_vmapped`: a
+    CPU steps the points as one vmapped batch), and in shorter ones only the heads routed
+    where a CPU steps one simulation at a time (`cpu_single`; a vmapped batch of tiny
+    networks compacts them for more than it saves)."""
     lists = active_lists
-    if lists == "auto":
-        enough = LISTS_FROM_VMAPPED if cpu_vmapped else LISTS_FROM
-        if layout.in_vcs < AUTO_LISTS_FROM and points * cycles < enough:
-            return ()
-        lists = (tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS),) * len(LISTED)
     everything = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
+    if lists == "auto":
+        auto = tuple(max(1, int(k * layout.servers)) for k in AUTO_LIST_STEPS)
+        enough = LISTS_FROM_VMAPPED if cpu_vmapped else LISTS_FROM
+        if layout.in_vcs >= AUTO_LISTS_FROM or points * cycles >= enough:
+            lists = (auto,) * len(LISTED)
+        elif cpu_single:
+            lists = tuple(auto if i == HEADS else (n,) for i, n in enumerate(everything))
+        else:
+            return ()
     return tuple(tuple(sorted({min(k, n) for k in options} | {n})) for options, n in zip(lists or (), everything))
 
 
-def work(capacities: tuple | None) -> Work:
-    """The Work of a chunk: lists of these capacities, or every buffer (None)."""
-    return EveryBuffer() if capacities is None else Listed(tuple(capacities))
+def heads_only(lists: tuple) -> bool:
+    """Whether only the heads routed are listed: every other list can only hold every ring
+    (or server), which visiting every one does without a list."""
+    return bool(lists) and all(len(options) == 1 for i, options in enumerate(lists) if i != HEADS)
+
+
+def work(lists: tuple, capacities: tuple | None) -> Work:
+    """The Work of a chunk: lists of these capacities (`lists` the capacities each may take),
+    every buffer with the heads compacted (`heads_only`), or every buffer (None)."""
+    if capacities is None:
+        return EveryBuffer()
+    if heads_only(lists):
+        every_head = capacities[HEADS] >= lists[HEADS][-1]
+        return EveryBuffer(head_capacity=None if every_head else int(capacities[HEADS]))
+    return Listed(tuple(capacities))
+
+
+def sleeps(model: Model, lists: tuple) -> bool:
+    """Whether blocked heads sleep in a run with these lists (`work.heads_sleep`): only where
+    the buffers in use are listed."""
+    return bool(lists) and not heads_only(lists) and heads_sleep(model)
+
+
+def described(lists: tuple, sizing: str) -> str:
+    """How a run visited its buffers, as its rows' `work_lists` state it."""
+    if not lists:
+        return "every buffer"
+    return "every buffer, heads listed" if heads_only(lists) else f"listed, sized {sizing}"
+
+
+def sizing(lists: tuple, list_sizing: str) -> str:
+    """How a run's capacities are chosen (`sim.list_sizing`, resolved): heads alone are
+    sized once (growing them costs a compilation that a short run does not win back)."""
+    return "once" if heads_only(lists) else list_sizing
 
 
 def fit(lists: tuple, peak, current: tuple | None = None, grow: float = GROW, slack: float = 0,
@@ -114,8 +164,20 @@ def once(layout: Layout, lists: tuple, load: float) -> tuple | None:
     return fit(lists, guess, grow=1.0)
 
 
+def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:
+    """Capacities for a whole run of points of offered load up to `load` that lists the heads
+    routed alone (`heads_only`): HEADS_PER_LOAD per server and unit of load up to
+    HEADS_LIGHT_UP_TO, beyond it those of a saturated network."""
+    heads = (HEADS_PER_LOAD * layout.servers * load if load <= HEADS_LIGHT_UP_TO
+             else SATURATED_SHARE[HEADS] * lists[HEADS][-1])
+    return fit(lists, [heads if i == HEADS else options[-1] for i, options in enumerate(lists)], grow=1.0)
+
+
 def initial(layout: Layout, lists: tuple, load: float, sizing: str) -> tuple | None:
-    """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once)."""
+    """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once; heads
+    listed alone by `heads_alone`)."""
+    if heads_only(lists):
+        return heads_alone(layout, lists, load)
     return once(layout, lists, load) if sizing == "once" else first(layout, lists, load)
 
 

@@ -29,7 +29,7 @@ from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.state import init_state
 from jaxnet.sim.stats import Measurement, recordings, summarize
 from jaxnet.sim.step import Params, run_cycles
-from jaxnet.sim.work import Work, heads_sleep, no_sleep
+from jaxnet.sim.work import Work, no_sleep
 from jaxnet.traffic.base import TrafficTable
 from jaxnet.traffic.device import stack_tables
 
@@ -62,8 +62,8 @@ def advance_chunk(network: Network, params, state, sleep, n_cycles: int, vmap_wi
     cycle, the capacities used): runs with capacities `tier` and redoes the chunk with
     larger ones while a list overflowed."""
     while True:
-        advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width, capacities.work(tier),
-                                   measurement)
+        advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width,
+                                   capacities.work(lists, tier), measurement)
         new_state, new_sleep, peak = advance(network.net, network.tables, params, state, sleep)
         peak = np.asarray(peak).max(axis=0)
         if tier is None or bool(np.all(peak <= np.asarray(tier))):
@@ -187,11 +187,6 @@ def stuck_buffers(network: Network, state, index: int, limit: int = 4) -> list[s
     return out
 
 
-def _sleeps(network: Network, lists: tuple) -> bool:
-    """Whether blocked heads of this network sleep in a run with these work lists."""
-    return bool(lists) and heads_sleep(network.model)
-
-
 def measurement_of(network: Network, spec: SimSpec, params: Params | None = None) -> Measurement:
     """What a run of `spec` counts beyond the usual statistics (static; see `Measurement`),
     with the batch's traffic `params` (a finite workload's steps)."""
@@ -244,9 +239,10 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
-                             spec.cpu_vmapped(network.layout, len(points)))
+                             spec.cpu_vmapped(network.layout, len(points)),
+                             spec.cpu_single(network.layout, len(points)))
     width = spec.resolved_vmap_width(network.layout)
-    state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
+    state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
     chunks = math.ceil(spec.total / spec.chunk)
     done = 0
     run = checkpoints.signature(network, batch_points, spec)
@@ -259,7 +255,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report = on_cycles or (lambda _: None)
     report(spec.chunk * done * n)
     compile_s = None
-    sizing = spec.resolved_list_sizing()
+    sizing = capacities.sizing(lists, spec.resolved_list_sizing())
     tier = capacities.initial(network.layout, lists, max(load for load, _ in points), sizing)
     previous = 0  # the peak of the chunk before: none, the network starts empty
     for i in range(done, chunks):
@@ -298,7 +294,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
         row.update(wall_s=round(wall, 3), first_chunk_s=round(compile_s or 0.0, 3), batch=n,
                    device=device, devices=jax.device_count(), cycles_simulated=int(cycle[0]),
                    vcs=layout.vcs, vc_policy=str(layout.vc_policy), selection=layout.router.selection,
-                   vmap_width=width or len(batch_points), work_lists=f"listed, sized {sizing}" if lists else "every buffer")
+                   vmap_width=width or len(batch_points), work_lists=capacities.described(lists, sizing))
     if checkpoint is not None and Path(checkpoint).exists():
         Path(checkpoint).unlink()
     return rows, jax.tree_util.tree_map(lambda a: a[:n], state)
@@ -329,9 +325,11 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     _, params, keys = _batch(network, traffic, points, spec, pad_to)
     measurement = measurement_of(network, spec, params)
     lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
-                             spec.cpu_vmapped(network.layout, len(points)))
-    state, sleep = compiled_init(network.layout, _sleeps(network, lists), measurement)(keys)
-    tier = capacities.initial(network.layout, lists, max(load for load, _ in points), spec.resolved_list_sizing())
+                             spec.cpu_vmapped(network.layout, len(points)),
+                             spec.cpu_single(network.layout, len(points)))
+    state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
+    tier = capacities.initial(network.layout, lists, max(load for load, _ in points),
+                              capacities.sizing(lists, spec.resolved_list_sizing()))
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
-                               capacities.work(tier), measurement)
+                               capacities.work(lists, tier), measurement)
     advance.lower(network.net, network.tables, params, state, sleep).compile()

@@ -194,9 +194,9 @@ class SimSpec:
     # cost more than vectorising across simulations saves).
     vmap_width: int | str | None = "auto"
     # Capacities a cycle's work lists may take: an increasing list for each of LISTED;
-    # "auto": powers of 2**(1/4) times the server count, none on small networks in short
-    # runs (`jaxnet.sim.capacities.steps`); null: every buffer every cycle. Results never
-    # depend on them.
+    # "auto": powers of 2**(1/4) times the server count, on small networks in short runs
+    # none or the heads routed alone (`jaxnet.sim.capacities.steps`); null: every buffer and head
+    # every cycle. Results never depend on them.
     active_lists: str | tuple | None = "auto"
     # How the lists' capacities are chosen (`jaxnet.sim.capacities`): "grow" from the offered
     # load's estimate, chunk by chunk as a network fills (tight lists, a few compilations);
@@ -277,6 +277,10 @@ class SimSpec:
         """Whether a CPU steps `points` points on `layout` as one vmapped batch."""
         width = self.resolved_vmap_width(layout)
         return jax.default_backend() not in ACCELERATORS and points > 1 and width != 1
+
+    def cpu_single(self, layout, points: int) -> bool:
+        """Whether a CPU steps `points` points on `layout` one simulation at a time."""
+        return jax.default_backend() not in ACCELERATORS and not self.cpu_vmapped(layout, points)
 
     def resolved_list_sizing(self) -> str:
         """`list_sizing` with auto resolved for the default device: once or grow."""

@@ -3,7 +3,8 @@
 The cycle (`jaxnet.sim.step.cycle_step`) asks a `Work` at each phase which rings or
 servers to visit (a `rings.Subset`). Two implementations give identical results:
 
-  EveryBuffer  every ring, head, link and server, every cycle;
+  EveryBuffer  every ring, link and server, every cycle, and every head, or only the
+               heads that may move, compacted from every ring into a static capacity;
   Listed       only those with something to do, kept in compact lists of static
                capacities (`capacities`, one per entry of LISTED):
                  - the occupied input and output rings, carried from cycle to cycle and
@@ -231,14 +232,24 @@ def servers_busy(queue, server_busy, generates, t):
 
 @dataclasses.dataclass(frozen=True)
 class EveryBuffer(Work):
-    """Every ring, head, link and server, every cycle. Its counts are those the lists would
-    need (every ring: the waiting ones)."""
+    """Every ring, link and server, every cycle, and every input ring's head; or, with a
+    `head_capacity`, only the heads that may move, compacted from every ring into that many
+    entries. On a small network most rings are empty and routing costs the most per ring,
+    while lists carried from cycle to cycle cost more than they save; its heads never sleep.
+    Its counts are those the lists would need (every ring: the waiting ones; the heads:
+    those that may move where they are compacted)."""
+
+    head_capacity: int | None = None
 
     def start(self, model, state, sleep=None):
         return Todo(EVERY, EVERY, None, jnp.zeros(len(LISTED), jnp.int32))
 
     def heads(self, model, todo, state, inputs, outputs, kept):
-        return EVERY, todo
+        if self.head_capacity is None:
+            return EVERY, todo
+        _, movable = movable_heads(model, inputs, state.in_busy, EVERY, state.cycle)
+        heads, n_heads = compact(movable, self.head_capacity)
+        return heads, todo._replace(counts=todo.counts.at[2].set(n_heads))
 
     def links(self, model, todo, port_busy, kept, requests, filled, t):
         return EVERY, todo
@@ -254,7 +265,8 @@ class EveryBuffer(Work):
 
     def next_cycle(self, model, todo, inputs, outputs, kept, requests, filled, sent, injected):
         in_waiting = jnp.sum(inputs.taken > inputs.gone, dtype=jnp.int32)
-        counts = jnp.stack([jnp.sum(inputs.taken > 0, dtype=jnp.int32), in_waiting, in_waiting,
+        heads = in_waiting if self.head_capacity is None else todo.counts[2]
+        counts = jnp.stack([jnp.sum(inputs.taken > 0, dtype=jnp.int32), in_waiting, heads,
                             jnp.sum(outputs.taken > 0, dtype=jnp.int32),
                             jnp.sum(outputs.taken > outputs.gone, dtype=jnp.int32), todo.counts[5]])
         return todo._replace(counts=counts)

@@ -2,7 +2,8 @@
 XLA operation's time to the engine source that produced it (benchmarks/README.md).
 
     python benchmarks/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
-                              [--cycles 200] [--batch 1] [--every-buffer] [--top 30] [--out outputs/bench/profile.json]
+                              [--cycles 200] [--batch 1] [--every-buffer] [--warmup-chunks 3] [--top 30]
+                              [--out outputs/bench/profile.json]
 
 Warm-up chunks run until the capacities of the lists of buffers in use settle
 (`bench.warmed_up`, as `benchmarks/bench.py` measures), then one chunk of `--cycles` cycles runs under
@@ -63,17 +64,19 @@ def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
 
 
 def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int, batch: int = 1,
-            every_buffer: bool = False) -> dict:
+            every_buffer: bool = False, warmup_chunks: int = 3) -> dict:
     """Per-cycle microseconds of one chunk of `batch` simulations (vmapped) after warm-up:
     by phase, by call chain, in all (every_buffer: without the work lists, as
-    `sim.active_lists: null` runs)."""
+    `sim.active_lists: null` runs); at least `warmup_chunks` chunks of warm-up (a saturating
+    network fills for thousands of cycles)."""
     import jax
 
     from jaxnet.sim import capacities
     from jaxnet.sim.run import advance_chunk, compiled_advance
 
     warm = bench.warmed_up(bench.NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
-                           vmap_width=1 if batch == 1 else None, active_lists=None if every_buffer else "auto")
+                           warmup_chunks=warmup_chunks, vmap_width=1 if batch == 1 else None,
+                           active_lists=None if every_buffer else "auto")
     topo, network, params, lists, width = warm.topo, warm.network, warm.params, warm.lists, warm.width
     # compiled: the chunk profiled
     state, sleep, _, tier = advance_chunk(network, params, warm.state, warm.sleep, cycles, width, lists, warm.tier)
@@ -144,6 +147,7 @@ def main():
     parser.add_argument("--cycles", type=int, default=200, help="cycles per chunk (warm-up and profiled)")
     parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together (seeds 1..)")
     parser.add_argument("--every-buffer", action="store_true", help="without the work lists (sim.active_lists: null)")
+    parser.add_argument("--warmup-chunks", type=int, default=3, help="chunks of warm-up at least (before the lists settle)")
     parser.add_argument("--top", type=int, default=30, help="call chains printed")
     parser.add_argument("--out", default="outputs/bench/profile.json")
     args = parser.parse_args()
@@ -153,7 +157,8 @@ def main():
     if not 0 < args.load <= 1:
         parser.error(f"--load {args.load}: must be in (0, 1] (phits/cycle/server, as sim.loads)")
     try:
-        report = profile(args.network, args.routing, args.vcs, args.load, args.cycles, args.batch, args.every_buffer)
+        report = profile(args.network, args.routing, args.vcs, args.load, args.cycles, args.batch, args.every_buffer,
+                         args.warmup_chunks)
     except ValueError as error:  # a routing, VC count or load the network does not take
         parser.error(str(error))
     print(f"{report['network']} {args.routing} {args.vcs} VCs, load {args.load}: "

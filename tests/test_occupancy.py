@@ -109,3 +109,27 @@ def test_credits_are_the_downstream_part_of_the_occupancy():
     assert credits.min() >= 0 and credits.max() <= L * spec.input_buffer
     assert (whole - credits).min() >= 0 and (whole - credits).max() <= L * spec.output_buffer
     assert (whole != credits).any() and credits.max() > 0
+
+
+def test_link_order_arrival_sends_the_oldest_head_where_round_robin_sends_the_next_vc():
+    """Router 0's output port 0 holds a packet on VC 1 granted at cycle 2 and one on VC 0
+    granted at cycle 5, its round-robin pointer at VC 0. At cycle 6 its link starts VC 0's
+    packet round-robin and VC 1's, the older, under `router.link_order: arrival`: visiting
+    every output port and through a list of output rings alike."""
+    from jaxnet.sim.rings import Subset, push
+
+    for order, expected in (("round_robin", 0), ("arrival", 1)):
+        network = make_network(nx.path_graph(2), servers_per_router=1, vcs=2, packet_size=L, link_order=order)
+        layout, model = network.layout, network.model
+        state = init_state(layout, jax.random.PRNGKey(0))
+        records = jnp.zeros((2, state.outputs.slots.shape[1]), jnp.int32)
+        records = records.at[:, pk.DST].set(1).at[:, pk.DST_R].set(1).at[:, pk.READY].set(jnp.asarray([2, 5]))
+        outputs, _ = push(state.outputs, jnp.asarray([1, 0]), jnp.asarray([True, True]), records,
+                          layout.router.output_buffer)
+        for rings in (EVERY, Subset(jnp.asarray([0, 1]), jnp.asarray([True, True]))):
+            _, _, _, _, sent = phases.send_on_links(model, state.inputs, outputs, state.port_busy, state.port_rr,
+                                                    rings, jnp.int32(6))
+            started = np.asarray(sent.to_router | sent.to_server)
+            assert started.sum() == 1, (order, rings.ids)
+            assert int(np.asarray(sent.vc)[started][0]) == expected, (order, rings.ids)
+            assert int(np.asarray(sent.records)[started][0, pk.READY]) == (2 if expected == 1 else 5)

@@ -49,6 +49,10 @@ from jaxnet.sim.route import Requests, downstream_ring
 from jaxnet.sim.state import Rings, unpack_counters
 from jaxnet.traffic.device import Traffic, sample_destinations
 
+# `router.link_order: arrival` orders a port's heads by their age in the output buffer up to
+# this many cycles (older ones tie, then go round-robin): the keys stay within int32 for 64 VCs.
+LINK_AGES = 2**20
+
 
 class Kept(NamedTuple):
     """Which visited rings still hold a slot after `release_slots` (bool [K_in], [K_out]),
@@ -151,9 +155,10 @@ class Sent(NamedTuple):
 
 def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_rr, out_rings: Subset, t):
     """(inputs, outputs, port_busy, port_rr, Sent): every idle output link starts one packet
-    from its visited VCs, round-robin, whose head is in the buffer and whose downstream VC
-    has room for the whole packet. The link is busy L cycles; the packet enters the
-    downstream input ring with READY = t + link latency. Ejection links deliver to the
+    from its visited VCs, round-robin (or the oldest first, `router.link_order: arrival`),
+    whose head is in the buffer and whose downstream VC has room for the whole packet. The
+    link is busy L cycles; the packet enters the downstream input ring with READY = t + link
+    latency. Ejection links deliver to the
     server (never blocked). Flow control may ask for more downstream room. Under
     `router.output_queue: reserved` the credit of the input slot the packet came from starts
     back now, usable `link_latency` cycles after its tail left. Where every ring is visited,
@@ -177,10 +182,14 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     rr = take_rows(port_rr, port)
     order = jnp.where(vc >= rr, vc - rr, vc - rr + v_count)  # round-robin position of the VC
     eligible = out_rings.valid & waiting & (ready <= t) & credit & (take_rows(port_busy, port) <= t)
-    key = jnp.where(eligible, order, v_count)
-    if ids is None:  # every VC of every port: one entry per port, its first VC in round-robin order
+    if spec.link_order == "arrival":  # the oldest head first: crossed the crossbar earliest
+        order = order + v_count * (LINK_AGES - 1 - jnp.minimum(t - ready, LINK_AGES - 1))
+    none = v_count * (LINK_AGES if spec.link_order == "arrival" else 1)
+    key = jnp.where(eligible, order, none)
+    if ids is None:  # every VC of every port: one entry per port, its first VC in the link's order
         first = key.reshape(-1, v_count).min(axis=1)
-        send = first < v_count
+        send = first < none
+        first = first % v_count  # its round-robin position
         vc = jnp.where(first + port_rr >= v_count, first + port_rr - v_count, first + port_rr)
         port = jnp.arange(layout.out_ports, dtype=jnp.int32)
         row = jnp.take_along_axis(row.reshape(-1, v_count), vc[:, None], axis=1)[:, 0]
@@ -188,7 +197,7 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
         has_down, down = downstream_ring(model, port, vc)
         head = take_rows(outputs.slots, row)
     else:
-        first = take_rows(jnp.full(layout.out_ports, v_count, jnp.int32).at[port].min(key), port)
+        first = take_rows(jnp.full(layout.out_ports, none, jnp.int32).at[port].min(key), port)
         send = eligible & (key == first)
     outputs = pop_heads(outputs, ids, row, send, t + size)
     at_port = jnp.where(send, port, layout.out_ports)

@@ -32,6 +32,7 @@ OCCUPANCIES = ("vc", "port", "credits")
 # What an output queue is (router.output_queue): storage of its own per (port, VC) ("buffer"),
 # or FOGSim's input-output queue ("reserved": see RouterSpec).
 OUTPUT_QUEUES = ("buffer", "reserved")
+LINK_ORDERS = ("round_robin", "arrival")
 # What sim.record may list.
 RECORDINGS = ("links", "series")
 # sim.vmap_width: auto on a CPU vmaps the whole batch of networks of at most this many input
@@ -100,6 +101,10 @@ class RouterSpec:
     # its VC already queued at the output, and its input slot's credit returns only when it
     # leaves the output on the link.
     output_queue: str = "buffer"
+    # Which packet an idle output link starts among its VCs' heads that may go: the next VC
+    # round-robin ("round_robin"), or the oldest, the first to have crossed the crossbar
+    # ("arrival": FOGSim's output queue, one FIFO per port; ties round-robin).
+    link_order: str = "round_robin"
 
     def __post_init__(self) -> None:
         require(isinstance(self.request_busy_port, bool), "router.request_busy_port", self.request_busy_port,
@@ -125,6 +130,8 @@ class RouterSpec:
                 self.allocator_iterations, f"1: router.allocator {self.allocator} does not match in iterations")
         require(self.output_queue in OUTPUT_QUEUES, "router.output_queue", self.output_queue,
                 f"one of {', '.join(OUTPUT_QUEUES)}")
+        require(self.link_order in LINK_ORDERS, "router.link_order", self.link_order,
+                f"one of {', '.join(LINK_ORDERS)}")
         require(self.output_queue == "buffer" or self.flow_control == "cut_through", "router.output_queue",
                 self.output_queue, "buffer with router.flow_control bubble")
         if self.flow_control == "bubble":

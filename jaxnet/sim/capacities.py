@@ -36,7 +36,8 @@ HEADS = LISTED.index("heads routed")
 # (docs/performance.md). A batch that a CPU vmaps (networks of at most spec.VMAP_UP_TO input
 # VCs) saves less per point-cycle with lists and compiles them for longer, so it is listed
 # from LISTS_FROM_VMAPPED point-cycles. Shorter runs on small networks that a CPU steps one
-# simulation at a time list only the heads routed (`heads_only`). A list's capacity is a power of 2**(1/4) times the server count.
+# simulation at a time list only the heads routed (`heads_only`). A list's capacity is a
+# power of 2**(1/4) times the server count.
 AUTO_LISTS_FROM = 16384
 LISTS_FROM = 2 * 10**5
 LISTS_FROM_VMAPPED = 3 * 10**6

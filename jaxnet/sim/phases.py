@@ -158,11 +158,11 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     from its visited VCs, round-robin (or the oldest first, `router.link_order: arrival`),
     whose head is in the buffer and whose downstream VC has room for the whole packet. The
     link is busy L cycles; the packet enters the downstream input ring with READY = t + link
-    latency. Ejection links deliver to the
-    server (never blocked). Flow control may ask for more downstream room. Under
-    `router.output_queue: reserved` the credit of the input slot the packet came from starts
-    back now, usable `link_latency` cycles after its tail left. Where every ring is visited,
-    `Sent` has one entry per output port (the VC it sends, if any), whose record alone is read."""
+    latency. Ejection links deliver to the server (never blocked). Flow control may ask for
+    more downstream room. Under `router.output_queue: reserved` the credit of the input slot
+    the packet came from starts back now, usable `link_latency` cycles after its tail left.
+    Where every ring is visited, `Sent` has one entry per output port (the VC it sends, if
+    any), whose record alone is read."""
     layout, net = model.layout, model.net
     spec = layout.router
     v_count, size = layout.vcs, spec.packet_size

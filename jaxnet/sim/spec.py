@@ -202,8 +202,8 @@ class SimSpec:
     vmap_width: int | str | None = "auto"
     # Capacities a cycle's work lists may take: an increasing list for each of LISTED;
     # "auto": powers of 2**(1/4) times the server count, on small networks in short runs
-    # none or the heads routed alone (`jaxnet.sim.capacities.steps`); null: every buffer and head
-    # every cycle. Results never depend on them.
+    # none or the heads routed alone (`jaxnet.sim.capacities.steps`); null: every buffer
+    # and head every cycle. Results never depend on them.
     active_lists: str | tuple | None = "auto"
     # How the lists' capacities are chosen (`jaxnet.sim.capacities`): "grow" from the offered
     # load's estimate, chunk by chunk as a network fills (tight lists, a few compilations);

@@ -55,7 +55,7 @@ def heads(self, model, todo, state, inputs, outputs, kept):
     return out
 
 
-if __name__ == "__main__":
+def main() -> None:
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     warm = bench.warmed_up(bench.RRG720, {"name": "polarized"}, {"vcs": 13}, 1.0, 1, chunk=1000, warmup_chunks=8)
     W.Listed.heads = heads
@@ -67,3 +67,7 @@ if __name__ == "__main__":
              "  of them blocked (wait for a rise)", "may move (waiting, arrived)"]
     for name, mean in zip(names, np.asarray(seen[-200:]).mean(axis=0)):
         print(f"{name:36s} {mean:10.1f}")
+
+
+if __name__ == "__main__":
+    main()

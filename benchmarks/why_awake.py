@@ -19,7 +19,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the network and the warm-up are the benchmarks')
 
-from jaxnet.core.gather import take_pair  # noqa: E402
 from jaxnet.sim import run  # noqa: E402
 from jaxnet.sim import work as W  # noqa: E402
 from jaxnet.sim.rings import take_rows  # noqa: E402
@@ -34,24 +33,15 @@ def heads(self, model, todo, state, inputs, outputs, kept):
     out = original(self, model, todo, state, inputs, outputs, kept)
     if todo.sleep is None:
         return out
-    layout, t = model.layout, state.cycle
+    t = state.cycle
     waiting, _ = self._waiting(todo.inputs, kept.waiting_in)
     _, movable = movable_heads(model, inputs, state.in_busy, waiting, t)
-    sleep = todo.sleep
-    out_list = todo.outputs
-    rose = W.rose_ports(layout, out_list, W.may_have_risen(layout, outputs, state.out_held, out_list, kept.freed_out, t))
-    ids = waiting.ids
-    wait_vc = take_rows(sleep.wait_vc, ids)
-    rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
-    woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
-    expired = take_rows(sleep.wake_at, ids) <= t
-    never = movable & (wait_vc < 0)
-    by_rise = movable & (wait_vc >= 0) & woken
-    by_time = movable & (wait_vc >= 0) & ~woken & expired
-    asleep = movable & (wait_vc >= 0) & ~woken & ~expired
-    blocked_wait = asleep & (take_rows(sleep.wake_at, ids) == W.NEVER)
-    jax.debug.callback(lambda *a: seen.append([int(x) for x in a]), jnp.sum(never), jnp.sum(by_rise), jnp.sum(by_time),
-                       jnp.sum(asleep), jnp.sum(blocked_wait), jnp.sum(movable))
+    asleep, risen, due = W.wake_reasons(model.layout, todo.sleep, outputs, state.out_held, todo.outputs,
+                                        kept.freed_out, waiting.ids, t)
+    blocked = take_rows(todo.sleep.wake_at, waiting.ids) == W.NEVER  # asleep until a rise
+    counts = [movable & ~asleep, movable & asleep & risen, movable & asleep & ~risen & due,
+              movable & asleep & ~risen & ~due, movable & asleep & ~risen & ~due & blocked, movable]
+    jax.debug.callback(lambda *a: seen.append([int(x) for x in a]), *[jnp.sum(c) for c in counts])
     return out
 
 

@@ -187,6 +187,16 @@ def stuck_buffers(network: Network, state, index: int, limit: int = 4) -> list[s
     return out
 
 
+def _work_lists(network: Network, spec: SimSpec, points: Sequence[tuple[float, int]]):
+    """(the capacities each work list of a run of these points may take, how they are sized,
+    the first chunk's capacities)."""
+    layout, n = network.layout, len(points)
+    lists = capacities.steps(spec.active_lists, layout, n, spec.total, spec.cpu_vmapped(layout, n),
+                             spec.cpu_single(layout, n))
+    sizing = capacities.sizing(lists, spec.resolved_list_sizing())
+    return lists, sizing, capacities.initial(layout, lists, max(load for load, _ in points), sizing)
+
+
 def measurement_of(network: Network, spec: SimSpec, params: Params | None = None) -> Measurement:
     """What a run of `spec` counts beyond the usual statistics (static; see `Measurement`),
     with the batch's traffic `params` (a finite workload's steps)."""
@@ -238,9 +248,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
     measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
-    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
-                             spec.cpu_vmapped(network.layout, len(points)),
-                             spec.cpu_single(network.layout, len(points)))
+    lists, sizing, tier = _work_lists(network, spec, points)
     width = spec.resolved_vmap_width(network.layout)
     state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
     chunks = math.ceil(spec.total / spec.chunk)
@@ -255,8 +263,6 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     report = on_cycles or (lambda _: None)
     report(spec.chunk * done * n)
     compile_s = None
-    sizing = capacities.sizing(lists, spec.resolved_list_sizing())
-    tier = capacities.initial(network.layout, lists, max(load for load, _ in points), sizing)
     previous = 0  # the peak of the chunk before: none, the network starts empty
     for i in range(done, chunks):
         if _finished(state, spec, measurement):
@@ -324,12 +330,8 @@ def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], point
     a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
     _, params, keys = _batch(network, traffic, points, spec, pad_to)
     measurement = measurement_of(network, spec, params)
-    lists = capacities.steps(spec.active_lists, network.layout, len(points), spec.total,
-                             spec.cpu_vmapped(network.layout, len(points)),
-                             spec.cpu_single(network.layout, len(points)))
+    lists, _, tier = _work_lists(network, spec, points)
     state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
-    tier = capacities.initial(network.layout, lists, max(load for load, _ in points),
-                              capacities.sizing(lists, spec.resolved_list_sizing()))
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
                                capacities.work(lists, tier), measurement)
     advance.lower(network.net, network.tables, params, state, sleep).compile()

@@ -163,6 +163,18 @@ def rose_ports(layout: Layout, out_rings: Subset, rose):
         r_count, v_count + 1, words)
 
 
+def wake_reasons(layout: Layout, sleep: Sleep, outputs, out_held, out_rings: Subset, freed, ids, t):
+    """(asleep, risen, due), bool [K] for the input rings `ids`: the head slept after it was
+    last routed; an output VC on one of the ports it waits on rose this cycle (`rose_ports` of
+    the visited outputs `out_rings`, `freed` as `may_have_risen`); its margin could have closed
+    by now (`Sleep.wake_at`). A sleeping head is routed again when risen or due."""
+    rose = rose_ports(layout, out_rings, may_have_risen(layout, outputs, out_held, out_rings, freed, t))
+    wait_vc = take_rows(sleep.wait_vc, ids)
+    rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
+    risen = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
+    return wait_vc >= 0, risen, take_rows(sleep.wake_at, ids) <= t
+
+
 class Todo(NamedTuple):
     """A Work's carry from cycle to cycle.
 
@@ -295,14 +307,9 @@ class Listed(Work):
         _, movable = movable_heads(model, inputs, state.in_busy, waiting, t)
         sleep = todo.sleep
         if sleep is not None:
-            out_list = todo.outputs
-            rose = rose_ports(layout, out_list, may_have_risen(layout, outputs, state.out_held, out_list,
-                                                               kept.freed_out, t))
-            ids = waiting.ids
-            wait_vc = take_rows(sleep.wait_vc, ids)
-            rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
-            woken = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
-            movable &= woken | (wait_vc < 0) | (take_rows(sleep.wake_at, ids) <= t)
+            asleep, risen, due = wake_reasons(layout, sleep, outputs, state.out_held, todo.outputs, kept.freed_out,
+                                              waiting.ids, t)
+            movable &= ~asleep | risen | due
         heads, n_heads = compact_subset(waiting, movable, capacity[2])
         return heads, todo._replace(sleep=sleep, counts=todo.counts.at[1].set(n_waiting).at[2].set(n_heads))
 

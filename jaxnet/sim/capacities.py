@@ -53,10 +53,11 @@ IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
 SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 0.55)
 ONCE_LIGHT_UP_TO = 0.1
 # Heads listed alone (`heads_only`) are sized once for HEADS_PER_LOAD heads that may move per
-# server and unit of offered load up to HEADS_LIGHT_UP_TO (twice the most measured below
-# saturation: 0.45-0.8 on the Dragonfly a=8 h=4 p=4 and 0.5-1.0 on Hamming 4x4 up to load
-# 0.5), and above it for a saturated network (SATURATED_SHARE).
-HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.5, 2.0
+# server and unit of offered load up to HEADS_LIGHT_UP_TO (the most measured under uniform
+# traffic up to load 0.7 was 1.6 per server and unit of load, on the Dragonfly a=8 h=4 p=4
+# at 0.7, just below its saturation; Hamming 4x4 0.9), and above it for a saturated network
+# (SATURATED_SHARE).
+HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
 # more than SLACK x the server count (a few idle entries cost less than a compilation).

@@ -1,10 +1,12 @@
 """Shared fixtures: tiny networks built straight from networkx, so engine tests do not
 depend on any particular topology builder."""
 import contextlib
+import importlib.util
 import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 
 # One XLA compilation cache for the whole session, shared by the pytest-xdist workers and
 # the apps the tests start as subprocesses (they inherit the variable): most of a test's
@@ -76,3 +78,11 @@ def count_compilations():
 def pytest_sessionfinish(session):
     if _OWN_CACHE and not hasattr(session.config, "workerinput"):
         shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
+
+
+def load_script(path: Path):
+    """A script of scripts/ or benchmarks/ as a module (its main() not run)."""
+    spec = importlib.util.spec_from_file_location(f"script_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

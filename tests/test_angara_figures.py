@@ -1,11 +1,11 @@
 """The Angara paper's Figure 4 (BUILD_SSSP calls with and without the unique-routes stage) and
 the tornado of its Figure 6 on the Desmos torus, and the share of pairs with a single minimal
 route under each candidate definition (scripts/reproduce_angara.py)."""
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
 from jaxnet.paths.torus_graph import (RoutingGraph, TorusShape, _initial_used_directions, _turn_candidates,
                                       deadlock_free_turns)
@@ -18,11 +18,7 @@ DESMOS = [4, 2, 2, 2]
 
 @pytest.fixture(scope="module")
 def angara(request):
-    path = ROOT / "scripts" / "reproduce_angara.py"
-    spec = importlib.util.spec_from_file_location("reproduce_angara", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "reproduce_angara.py")
 
 
 @pytest.mark.parametrize("sides", [DESMOS, [4, 4], [3, 3, 2]])

@@ -1,11 +1,11 @@
 """scripts/antmill_bounds.py: channel-load bounds of minimal and 8-KSP routing on RRGs, the
 measure behind the Ant Mill rows of docs/fidelity.md."""
-import importlib.util
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import load_script
 
 from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.topology import build_topology
@@ -16,10 +16,7 @@ TINY = {"name": "rrg", "routers": 16, "degree": 3, "seed": 2, "medoid_of": 1, "s
 
 @pytest.fixture(scope="module")
 def ab():
-    spec = importlib.util.spec_from_file_location("antmill_bounds", ROOT / "scripts" / "antmill_bounds.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "antmill_bounds.py")
 
 
 @pytest.fixture(scope="module")

@@ -224,3 +224,20 @@ def test_the_polarized_figures_check_behaviour_past_saturation():
     lines = _experiment("polarized/fig4")["lines"]
     assert lines["polarized"]["router"]["selection"] == "best_first"
     assert lines["polarized_available_first"]["router"]["selection"] == "available_first"
+
+
+# The verdicts a claim's cause may give (docs/fidelity.md): the comparison with the reference
+# simulator's own run has its counterpart of a parameter the paper leaves out.
+VERDICTS = ("a model error", "scale", "a parameter the paper leaves out", "a parameter the reference's run leaves out",
+            "a mistake in the paper")
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_cause_gives_a_verdict(name):
+    """A claim's cause (filled for every disagreement) opens with one of the verdicts, or with the
+    part of the claim it explains and then one."""
+    for claim in _experiment(name)["claims"]:
+        cause = claim.get("cause")
+        if cause:
+            opening = cause.split(":")[0] if cause.startswith(VERDICTS) else cause.split(":")[1].strip()
+            assert opening.startswith(VERDICTS), (claim["claim"], cause[:80])

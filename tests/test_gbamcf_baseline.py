@@ -1,10 +1,10 @@
 """scripts/gbamcf_baseline.py: the balanced-paths baseline under other link numberings and
 shortest-path routines (docs/fidelity.md, "Balanced paths")."""
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
 from jaxnet.paths.mcf import find_paths
 from jaxnet.paths.pathset import directed_links
@@ -16,10 +16,7 @@ SMALL = {"name": "dragonfly", "a": 4, "h": 2}
 
 @pytest.fixture(scope="module")
 def gb():
-    spec = importlib.util.spec_from_file_location("gbamcf_baseline", ROOT / "scripts" / "gbamcf_baseline.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "gbamcf_baseline.py")
 
 
 @pytest.mark.parametrize("rule", ["spfa", "dijkstra"])

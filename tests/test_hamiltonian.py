@@ -1,13 +1,13 @@
 """Hamiltonian-cycle search for Ant Mill: found cycles verify, broken ones are rejected."""
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import load_script
 
 from jaxnet.topology import TOPOLOGIES, build_topology, from_graph
 from jaxnet.traffic.hamiltonian import (
@@ -120,11 +120,7 @@ def test_bad_parameters(rrg):
 
 def table_1():
     """The Table 1 networks, as listed in benchmarks/bench_antmill.py."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_antmill.py"
-    spec = importlib.util.spec_from_file_location("bench_antmill", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.TABLE_1
+    return load_script(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_antmill.py").TABLE_1
 
 
 @pytest.mark.slow

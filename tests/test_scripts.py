@@ -1,6 +1,5 @@
 """Every script under scripts/ and benchmarks/ imports against the current package (names they
 use exist); scripts/ imports only public names."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -8,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py")) + sorted((ROOT / "benchmarks").glob("*.py"))
@@ -16,9 +16,7 @@ SCRIPTS = sorted((ROOT / "scripts").glob("*.py")) + sorted((ROOT / "benchmarks")
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
 def test_script_imports(path, monkeypatch):
     monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # top level only: main() runs under __name__ == "__main__"
+    module = load_script(path)  # top level only: main() runs under __name__ == "__main__"
     assert callable(getattr(module, "main", None)), f"{path.name} has no main()"
 
 
@@ -30,9 +28,7 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch, every_buffer):
     --every-buffer the chunk runs without the work lists."""
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "profile.py"
     monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location("script_profile", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(path)
     report = module.profile("hamming", "minimal", 4, 0.5, cycles=20, every_buffer=every_buffer)
     phases = report["by_phase_us_per_cycle"]
     assert (report["lists"] == []) == every_buffer

@@ -1,10 +1,10 @@
 """scripts/valiant_bounds.py: channel-load bounds of MIN, VAL and RVAL on a Dragonfly, the
 measure behind the Restricted Valiant rows of docs/fidelity.md."""
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
 from jaxnet.topology import build_topology
 from jaxnet.traffic import build_traffic
@@ -15,10 +15,7 @@ SMALL = {"name": "dragonfly", "a": 4, "h": 2, "arrangement": "palmtree", "server
 
 @pytest.fixture(scope="module")
 def vb():
-    spec = importlib.util.spec_from_file_location("valiant_bounds", ROOT / "scripts" / "valiant_bounds.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "valiant_bounds.py")
 
 
 def brute_force_valiant(topo, paths, demand, choose):

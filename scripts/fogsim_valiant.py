@@ -147,8 +147,13 @@ def main() -> None:
         if not sep or not key:
             parser.error(f"--set {item!r} is invalid: KEY=VALUE, a FOGSim setting")
         settings[key] = value
-    loads = [float(x) for x in args.loads.split(",")]
-    seeds = [int(x) for x in args.seeds.split(",")]
+    try:
+        loads = [float(x) for x in args.loads.split(",")]
+        seeds = [int(x) for x in args.seeds.split(",")]
+    except ValueError:
+        parser.error(f"--loads {args.loads!r} / --seeds {args.seeds!r}: comma-separated numbers (seeds: integers)")
+    if not all(0 < load <= 1 for load in loads):
+        parser.error(f"--loads {args.loads!r}: offered loads in (0, 1]")
     rows = sweep(args.fogsim, args.network, args.routing, args.traffic, loads, seeds, settings, Path(args.out))
     for seed, ratio in last_over_peak(rows).items():
         print(f"seed {seed}: accepted at offered {max(loads):g} over the peak {ratio:.4f}")

@@ -75,10 +75,17 @@ def test_a_sweep_writes_each_run_and_a_rerun_skips_them(fogsim_script, tmp_path)
     assert len(log.read_text().splitlines()) == 12 and "over the peak" in other.stdout  # other settings: new rows
 
 
-def test_a_missing_binary_is_one_clear_error(tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "fogsim_valiant.py"), "--fogsim",
-                             str(tmp_path / "nothing")], capture_output=True, text=True)
-    assert result.returncode == 2 and "--fogsim" in result.stderr and "not an executable file" in result.stderr
+@pytest.mark.parametrize("arguments, message", [(["--fogsim", "nothing"], "not an executable file"),
+                                                (["--loads", "0.3,x"], "comma-separated numbers"),
+                                                (["--loads", "1.5"], "offered loads in (0, 1]"),
+                                                (["--set", "OutQueueLength"], "KEY=VALUE")])
+def test_bad_input_is_one_clear_error(tmp_path, arguments, message):
+    binary = tmp_path / "fogsim"
+    binary.write_text(f"#!{sys.executable}\n")
+    binary.chmod(0o755)
+    command = [sys.executable, str(ROOT / "scripts" / "fogsim_valiant.py"), "--fogsim", str(binary), *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_failed_fogsim_run_is_one_line_with_its_last_words(tmp_path):

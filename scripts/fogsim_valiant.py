@@ -13,8 +13,8 @@ simulation. This script writes them from Table I in cycles of 20 ns, as `valiant
 does for jaxnet: a phit per cycle, packets of 10 phits (1000 bytes at 40 Gbps), the switch's
 200 ns as a crossbar delay of 10 cycles, links of 40 / 400 ns as 2 / 20 cycles, injection
 queues of 200 packets and transit queues of 100 packets per VC, 4 local and 2 global VCs, one
-injection VC, crossbar speedup 2, the palm-tree arrangement and the paper's window of 500 +
-1500 packet times. FOGSim needs settings the paper does not give: an output queue of 2
+injection VC (no injection delay), crossbar speedup 2, the palm-tree arrangement and the
+paper's window of 500 + 1500 packet times. FOGSim needs settings the paper does not give: an output queue of 2
 packets a port (`OutQueueLength`, jaxnet's fig2 output buffer) and one allocation iteration
 a cycle (`ArbiterIterations`); `--set KEY=VALUE` changes any setting. The offered load is
 FOGSim's `Probability` (percent of a phit per cycle); its `Accepted Load` (phits per node and
@@ -30,7 +30,6 @@ import csv
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -102,7 +101,10 @@ def write_rows(path: Path, rows: list[dict]) -> None:
 def sweep(fogsim: str, network: str, routing: str, traffic: str, loads: list[float], seeds: list[int],
           settings: dict, out: Path) -> list[dict]:
     """Every (seed, load) missing from `out`, each written as it finishes; all matching rows."""
-    rows = list(csv.DictReader(open(out))) if out.exists() else []
+    rows = []
+    if out.exists():
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
     described = " ".join(f"{k}={v}" for k, v in sorted(settings.items()))
     same = {"network": network, "routing": routing, "traffic": traffic, "settings": described}
     mine = lambda row: all(row[k] == v for k, v in same.items())  # noqa: E731
@@ -157,7 +159,6 @@ def main() -> None:
     rows = sweep(args.fogsim, args.network, args.routing, args.traffic, loads, seeds, settings, Path(args.out))
     for seed, ratio in last_over_peak(rows).items():
         print(f"seed {seed}: accepted at offered {max(loads):g} over the peak {ratio:.4f}")
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ paper's window of 500 + 1500 packet times. FOGSim needs settings the paper does 
 packets a port (`OutQueueLength`, jaxnet's fig2 output buffer) and one allocation iteration
 a cycle (`ArbiterIterations`); `--set KEY=VALUE` changes any setting. The offered load is
 FOGSim's `Probability` (percent of a phit per cycle); its `Accepted Load` (phits per node and
-cycle over the measured cycles) is the accepted load.
+cycle over the measured cycles) is the accepted load, its `Average Total Latency` the message
+latency and its `Average Distance` the mean path length.
 
 Each simulation is a row of `--out` (CSV, written atomically after each one); a rerun skips
 the rows already there. At the end, per seed, the accepted load at the highest offered load
@@ -46,7 +47,7 @@ TABLE_I = {
     "WarmupCycles": 5000, "MaxCycles": 15000,
 }
 COLUMNS = ["network", "routing", "traffic", "settings", "seed", "offered_load", "accepted_load", "applied_load",
-           "latency", "wall_s"]
+           "latency", "hops", "wall_s"]
 
 
 def config_text(network: str, routing: str, traffic: str, load: float, seed: int, output: str,
@@ -59,7 +60,8 @@ def config_text(network: str, routing: str, traffic: str, load: float, seed: int
 
 
 def read_output(path: Path) -> dict:
-    """Accepted and applied load and mean latency from a FOGSim output file."""
+    """Accepted and applied load, mean latency (generation to delivery, cycles) and mean path
+    length (router-to-router hops) from a FOGSim output file."""
     text = path.read_text()
 
     def number(label):
@@ -69,7 +71,7 @@ def read_output(path: Path) -> dict:
         return float(found.group(1))
 
     return {"accepted_load": number("Accepted Load"), "applied_load": number("Applied Load"),
-            "latency": number("Average Total Latency")}
+            "latency": number("Average Total Latency"), "hops": number("Average Distance")}
 
 
 def simulate(fogsim: str, network: str, routing: str, traffic: str, load: float, seed: int,

@@ -31,7 +31,8 @@ with open("{log}", "a") as log:
 load = float(conf["Probability"]) / 100
 with open(conf["OutputFileName"], "w") as out:
     out.write(f"STATISTICS\nApplied Load: {{load}} phits/(node-cycle)\n"
-              f"Accepted Load: {{min(load, 0.45)}} phits/(node-cycle)\nAverage Total Latency: 100.5\n")
+              f"Accepted Load: {{min(load, 0.45)}} phits/(node-cycle)\nAverage Distance: 2.5\n"
+              f"Average Total Latency: 100.5\n")
 '''
 
 
@@ -67,7 +68,7 @@ def test_a_sweep_writes_each_run_and_a_rerun_skips_them(fogsim_script, tmp_path)
     rows = list(csv.DictReader(open(out)))
     assert [(r["seed"], r["offered_load"], r["accepted_load"]) for r in rows][:3] == [
         ("1", "0.3", "0.3"), ("1", "0.6", "0.45"), ("1", "1.0", "0.45")]
-    assert {r["settings"] for r in rows} == {"OutQueueLength=80"}
+    assert {r["settings"] for r in rows} == {"OutQueueLength=80"} and rows[0]["hops"] == "2.5"
     assert "seed 2: accepted at offered 1 over the peak 1.0000" in first.stdout
     subprocess.run(command, capture_output=True, text=True, check=True)
     assert len(log.read_text().splitlines()) == 6  # nothing simulated again

@@ -6,8 +6,9 @@ group when both are in the same group; on a Hamming graph (or torus/mesh), the r
 keep every coordinate in which source and destination agree (the shared row or column in
 2D); otherwise it is plain Valiant. With `intermediates: other_groups` (Dragonfly only) an
 intermediate drawn over the whole network is drawn outside the source's group, as FOGSim (the
-Restricted Valiant paper's simulator) draws its Valiant node; the default `all` draws it
-among all routers, as the paper's text says. The `_recomp` variants redraw the intermediate, among
+Restricted Valiant paper's simulator) draws its Valiant node for a pair in different groups
+(FOGSim's Valiant is `rval` with `other_groups`: RVAL's node for a pair inside one group); the
+default `all` draws it among all routers, as the paper's text says. The `_recomp` variants redraw the intermediate, among
 the allowed ones, every cycle the packet is blocked at the head of its injection buffer;
 once in transit it is fixed. Each phase routes with `base` (graph `minimal`, or
 `dragonfly_minimal` local-global-local); with `first_leg: shortcut` (the default) a

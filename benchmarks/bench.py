@@ -142,25 +142,15 @@ def warmed_up(topology: dict, routing: dict, router: dict, load, batch: int, *, 
                                              capacities.initial(network.layout, lists, max(loads), sizing))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
-    tiers, warm, previous = [tier, refit(network.layout, lists, peak, tier, 0)], 0, peak
+    tiers, warm, previous = [tier, capacities.next_capacities(network.layout, lists, peak, tier, 0, sizing)], 0, peak
     while warm < warmup_chunks or (len(tiers) < MAX_WARMUP_CHUNKS and tiers[-1] != tiers[-2]):
         # the load's steady state: until the list capacities stop changing (each new one compiles)
         state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists, tiers[-1])
-        tiers.append(refit(network.layout, lists, peak, tier, previous))
+        tiers.append(capacities.next_capacities(network.layout, lists, peak, tier, previous, sizing))
         warm, previous = warm + 1, peak
     jax.block_until_ready(state)
     return WarmedUp(topo, network, params, state, sleep, lists, width, tiers[-1], peak, first, warm,
                     time.perf_counter() - start, sum(COMPILATIONS[compiled:]))
-
-
-def refit(layout, lists: tuple, peak, tier, previous):
-    """The next chunk's capacities, as `jaxnet.sim.run.simulate` chooses them: grown or
-    shrunk to the last chunk's peak, or kept where they are sized once (heads alone)."""
-    from jaxnet.sim import capacities
-
-    if capacities.sizing(lists, "grow") == "once":
-        return tier
-    return capacities.next_capacities(layout, lists, peak, tier, previous)
 
 
 def window(warm: WarmedUp, chunk: int, chunks: int) -> tuple[WarmedUp, float, int, bool]:
@@ -176,7 +166,8 @@ def window(warm: WarmedUp, chunk: int, chunks: int) -> tuple[WarmedUp, float, in
     for _ in range(chunks):
         state, sleep, peak, used = advance_chunk(network, warm.params, state, sleep, chunk, warm.width, warm.lists,
                                                  tier)
-        fitted = refit(network.layout, warm.lists, peak, used, previous)
+        fitted = capacities.next_capacities(network.layout, warm.lists, peak, used, previous,
+                                            capacities.sizing(warm.lists, "grow"))
         changes += (used != tier) + (fitted != used)
         tier, previous = fitted, peak
     jax.block_until_ready(state)

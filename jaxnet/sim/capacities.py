@@ -183,11 +183,14 @@ def initial(layout: Layout, lists: tuple, load: float, sizing: str) -> tuple | N
     return once(layout, lists, load) if sizing == "once" else first(layout, lists, load)
 
 
-def next_capacities(layout: Layout, lists: tuple, peak, current, previous) -> tuple | None:
+def next_capacities(layout: Layout, lists: tuple, peak, current, previous, sizing: str = "grow") -> tuple | None:
     """The next chunk's capacities after a chunk run with `current` peaked at `peak`;
     `previous` the chunk before's peak (zeros after the first chunk: the network starts
     empty). No list shrinks while its count rises: a run's first chunks fill the network,
-    and lists shrunk then would grow back, each capacity a compilation."""
+    and lists shrunk then would grow back, each capacity a compilation. Sized `once`, they
+    are kept (only an overflow grows them, `overflowed`)."""
+    if sizing == "once":
+        return current
     return fit(lists, peak, current, slack=SLACK * layout.servers, rising=np.asarray(peak) > np.asarray(previous))
 
 

@@ -270,8 +270,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             break
         state, sleep, peak, tier = advance_chunk(network, params, state, sleep, spec.chunk, width, lists, tier,
                                                  measurement)
-        if sizing == "grow":
-            tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous), peak
+        tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous, sizing), peak
         if compile_s is None:
             compile_s = time.perf_counter() - start
         if spec.check_invariants:

@@ -327,7 +327,9 @@ SMALL_JOBS = {
         "routing=dragonfly_minimal", f"sim.loads=[{load}]", "sim.seeds=[1]", "sim.warmup=1000", "sim.measure=2000"]
        for load in (0.1, 0.4, 0.7)},
 }
-RUN_APP = "import sys; from jaxnet.cli.simulate import main; sys.argv[0] = 'jaxnet'; main()"
+# The `jaxnet` console script of a checkout (its `script`; `main` in revisions before it had one).
+RUN_APP = ("import sys; from jaxnet.cli import simulate; sys.argv[0] = 'jaxnet'; "
+           "getattr(simulate, 'script', simulate.main)()")
 
 
 def run_app(checkout: str, overrides: list[str]) -> dict:

@@ -1,6 +1,9 @@
 """The `jaxnet` Hydra app: results.csv columns, plots, resume, clear errors (in-process, as
 the console script runs it; tests/test_sweep.py starts it as a process)."""
 import csv
+import os
+import subprocess
+import sys
 
 from apps import run_app
 
@@ -44,3 +47,16 @@ def test_bad_parameter_is_one_line_without_traceback(tmp_path):
     assert code == 2
     assert "router.vcs=1 is invalid" in stderr
     assert "Traceback" not in stderr
+
+
+def test_console_script_runs_the_exit_handlers_flushes_and_exits_with_the_apps_code():
+    """The console scripts end the process without unloading every module
+    (`common.console_script`): what a normal exit does first still happens (exit handlers
+    such as logging's, buffered output written), and the exit code is the app's."""
+    app = ("import atexit, sys; from jaxnet.cli.common import console_script; "
+           "atexit.register(lambda: print('handled')); "
+           "console_script(lambda: print('result') or int(sys.argv[1]))()")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as in a pipe
+    for code in (0, 3):
+        done = subprocess.run([sys.executable, "-c", app, str(code)], capture_output=True, text=True, env=env)
+        assert (done.returncode, done.stdout) == (code, "result\nhandled\n"), done.stderr

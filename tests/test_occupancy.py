@@ -15,12 +15,13 @@ import jax
 import jax.numpy as jnp
 import networkx as nx
 import numpy as np
+import pytest
 from conftest import make_network
 
 from jaxnet.core import packets as pk
 from jaxnet.sim import phases
 from jaxnet.sim.rings import EVERY
-from jaxnet.sim.route import output_view
+from jaxnet.sim.route import candidate_views, output_view
 from jaxnet.sim.state import TAKEN, init_state
 from jaxnet.sim.step import Params, cycle_step
 from jaxnet.sim.work import EveryBuffer
@@ -133,3 +134,46 @@ def test_link_order_arrival_sends_the_oldest_head_where_round_robin_sends_the_ne
             assert started.sum() == 1, (order, rings.ids)
             assert int(np.asarray(sent.vc)[started][0]) == expected, (order, rings.ids)
             assert int(np.asarray(sent.records)[started][0, pk.READY]) == (2 if expected == 1 else 5)
+
+
+@pytest.mark.parametrize("router", [{}, {"occupancy": "port"}, {"occupancy": "credits"},
+                                    {"output_queue": "reserved", "request_busy_port": False, "output_buffer": 2}])
+def test_candidate_views_read_from_every_output_equal_views_computed_per_lookup(router):
+    """Where every head is routed, `candidate_views` reads its candidates from a view of every
+    output computed once (a head's candidates as one row where they share a VC); a few heads
+    compute their own (`output_view`). On a saturated network both give the same views."""
+    graph = nx.random_regular_graph(4, 16, seed=3)
+    network = make_network(graph, servers_per_router=3, vcs=3, packet_size=L, **router)
+    layout, model = network.layout, network.model
+    table = build_traffic({"name": "uniform"}, network.topo, 1)
+    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
+    params = Params(load=jnp.float32(1.0), traffic=traffic, warmup=jnp.int32(0), measure=jnp.int32(10**6),
+                    watchdog=jnp.int32(10**6), generate_until=jnp.int32(10**6))
+    work = EveryBuffer()
+    state = init_state(layout, jax.random.PRNGKey(1))
+    todo = work.start(model, state)
+    step = jax.jit(lambda s, todo: cycle_step(model, work, params, s, todo))
+    for _ in range(120):
+        state, todo = step(state, todo)
+    inputs, outputs = phases.release_slots(model, state.inputs, state.outputs, EVERY, EVERY, state.cycle)[:2]
+    heads = layout.in_vcs  # as many lookups as outputs: the view of every output is read
+    assert heads * (layout.ports + layout.vcs) >= layout.out_vcs
+    keys = jax.random.split(jax.random.PRNGKey(2), 3)
+    router_of = jax.random.randint(keys[0], (heads,), 0, layout.routers)
+    vc = jax.random.randint(keys[1], (heads, layout.ports), 0, layout.vcs)
+    eject_port = router_of * layout.ports_per_router + layout.ports + jax.random.randint(
+        keys[2], (heads,), 0, layout.servers_per_router)
+    cand_port = router_of[:, None] * layout.ports_per_router + jnp.arange(layout.ports)
+    expected = output_view(model, inputs, outputs, state.out_held, cand_port, vc, state.cycle)
+    expected_eject = output_view(model, inputs, outputs, state.out_held, eject_port[:, None],
+                                 jnp.arange(layout.vcs), state.cycle).available
+    for head_vc in (None, vc[:, 0]):
+        vcs = vc if head_vc is None else jnp.broadcast_to(head_vc[:, None], vc.shape)
+        want = expected if head_vc is None else output_view(model, inputs, outputs, state.out_held, cand_port, vcs,
+                                                            state.cycle)
+        view, eject = candidate_views(model, inputs, outputs, state.out_held, state.cycle, router_of, vcs, head_vc,
+                                      eject_port)
+        for field in ("occupancy", "available", "room_for_two"):
+            np.testing.assert_array_equal(getattr(view, field), getattr(want, field), err_msg=field)
+        np.testing.assert_array_equal(eject, expected_eject)
+    assert np.asarray(expected.occupancy).max() > 0 and not np.asarray(expected.available).all()

@@ -1,7 +1,9 @@
 """What every Hydra app shares: where the configs live, the entry point (`hydra_app`) with its
-help and its checks of the command line, and how errors are reported (`friendly_errors`)."""
+help and its checks of the command line, how errors are reported (`friendly_errors`), and
+how a console script ends (`console_script`)."""
 from __future__ import annotations
 
+import atexit
 import ctypes
 import difflib
 import functools
@@ -71,6 +73,23 @@ def hydra_app(name: str, config_name: str, experiments: bool = False):
         return main
 
     return decorate
+
+
+def console_script(main):
+    """The console script of app `main`: runs it, then ends the process as soon as Python's
+    exit handlers have run (logs flushed and closed, worker processes ended), without
+    unloading every module: JAX's native libraries take longer to unload than a small job
+    takes to draw its figures. Exits with `main`'s return value (or as `main` exits)."""
+
+    @functools.wraps(main)
+    def run() -> None:
+        code = main()
+        atexit._run_exitfuncs()  # noqa: SLF001 (what a normal exit runs first)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code or 0)
+
+    return run
 
 
 # ----- the command line, checked against conf/ -------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
+    console_script,
     hydra_app,
     print_report,
     require_format,
@@ -146,5 +147,7 @@ def histogram_figure(topology, panels: dict[str, np.ndarray]):
     return fig
 
 
+script = console_script(main)
+
 if __name__ == "__main__":
-    main()
+    script()

@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from jaxnet.cli.common import console_script
 from jaxnet.results import collect, plots
 
 
@@ -64,5 +65,7 @@ def merge(dirs: list[Path], out: Path | None, formats: tuple[str, ...]) -> int:
     return 0
 
 
+script = console_script(main)
+
 if __name__ == "__main__":
-    sys.exit(main())
+    script()

@@ -12,7 +12,7 @@ import logging
 
 from omegaconf import DictConfig, OmegaConf
 
-from jaxnet.cli.common import command_line_keys, hydra_app, run_dir
+from jaxnet.cli.common import command_line_keys, console_script, hydra_app, run_dir
 from jaxnet.cli.experiment import NotApplicable
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import collect, plots
@@ -40,5 +40,7 @@ def main(cfg: DictConfig) -> None:
     print(f"results: {out_dir / 'results.csv'}")
 
 
+script = console_script(main)
+
 if __name__ == "__main__":
-    main()
+    script()

@@ -14,6 +14,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
+    console_script,
     hydra_app,
     print_report,
     require_format,
@@ -67,5 +68,7 @@ def _same_links(shape: TorusShape, neighbor: np.ndarray) -> bool:
     return ours.shape[0] == theirs.shape[0] and np.array_equal(pad(ours), pad(theirs))
 
 
+script = console_script(main)
+
 if __name__ == "__main__":
-    main()
+    script()

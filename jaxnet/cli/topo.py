@@ -13,6 +13,7 @@ import json
 from omegaconf import DictConfig, OmegaConf
 
 from jaxnet.cli.common import (
+    console_script,
     hydra_app,
     print_report,
     require_format,
@@ -35,5 +36,7 @@ def main(cfg: DictConfig) -> None:
 
 
 
+script = console_script(main)
+
 if __name__ == "__main__":
-    main()
+    script()

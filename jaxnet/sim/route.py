@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from jaxnet.core import packets as pk
@@ -61,6 +62,44 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
         available=available,
         room_for_two=taken <= spec.output_buffer - 2,
     )
+
+
+def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, router, vc, head_vc, eject_port):
+    """(OutputView of the candidate outputs of K heads at routers `router` [K], network port
+    p of each on VC `vc` [K, P] (`head_vc` [K]: the one VC of all of a head's candidates, or
+    None), bool [K, V] which VCs of each head's ejection port `eject_port` can take it).
+    Where the heads look up at least as many outputs as the network has (every head routed,
+    as on small networks), the view of every output (port, VC) is computed once and read, a
+    head's candidates as one row where they share a VC; otherwise each lookup computes its own.
+    Either way the same views."""
+    layout = model.layout
+    v_count, ports, width, routers = layout.vcs, layout.ports, layout.ports_per_router, layout.routers
+    cand_port = router[:, None] * width + jnp.arange(ports)
+    if router.shape[0] * (ports + v_count) < layout.out_vcs:
+        view = output_view(model, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
+        eject = output_view(model, inputs, outputs, out_held, eject_port[:, None], jnp.arange(v_count), t)
+        return view, eject.available
+    every = output_view(model, inputs, outputs, out_held, jnp.arange(layout.out_ports, dtype=jnp.int32)[:, None],
+                        jnp.arange(v_count, dtype=jnp.int32), t)
+    # materialised once: XLA would otherwise compute it again inside every lookup
+    word = jax.lax.optimization_barrier(_packed(every))
+    if head_vc is None:
+        candidates = take_rows(word.reshape(-1), cand_port * v_count + jnp.minimum(vc, v_count - 1))
+    else:  # rows of a [V x R, ports per router] view: one read per head
+        rows = jax.lax.optimization_barrier(word.reshape(routers, width, v_count).transpose(2, 0, 1)
+                                            .reshape(v_count * routers, width))
+        candidates = take_rows(rows, jnp.minimum(head_vc, v_count - 1) * routers + router)[:, :ports]
+    return _unpacked(candidates), _unpacked(take_rows(word, eject_port)).available
+
+
+def _packed(view: OutputView):
+    """An OutputView as one int32 word per output: occupancy (< 2**20), available, room_for_two."""
+    return view.occupancy | (view.available.astype(jnp.int32) << 20) | (view.room_for_two.astype(jnp.int32) << 21)
+
+
+def _unpacked(word) -> OutputView:
+    return OutputView(occupancy=word & ((1 << 20) - 1), available=(word >> 20) & 1 == 1,
+                      room_for_two=(word >> 21) & 1 == 1)
 
 
 def downstream_ring(model: Model, port, vc):
@@ -244,8 +283,8 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
         lowest_vc = jnp.where(usable, vc, v_count).min(axis=1)
         any_usable = lowest_vc < v_count
         wait_vc = jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count)
-    cand_port = router[:, None] * width + jnp.arange(ports)
-    view = output_view(model, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
+    eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
+    view, eject_free = candidate_views(model, inputs, outputs, out_held, t, router, vc, head_vc, eject_port)
     occupancy = view.occupancy if scale is None else view.occupancy * scale
     flow_control = FLOW_CONTROLS[spec.flow_control]
     enters = flow_control.enters_ring(net, heads.ids, router, cost.shape)
@@ -257,9 +296,7 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
     best_vc = head_vc if head_vc is not None else jnp.take_along_axis(vc, best_port[:, None], axis=1)[:, 0]
 
     # at the destination: the lowest-index free VC of the server's ejection port
-    eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
     vc_ids = jnp.arange(v_count)
-    eject_free = output_view(model, inputs, outputs, out_held, eject_port[:, None], vc_ids, t).available
     eject_vc = jnp.where(eject_free, vc_ids, v_count).min(axis=1)
     request = active & jnp.where(at_dest, eject_vc < v_count, best != keys.NONE)
     if spec.selection == "best_first" and scale is None and occupancy_step(model) is not None:

@@ -25,6 +25,11 @@ from jaxnet.sim.rings import Subset, counters, head_rows, pick, ring_ids, take_r
 from jaxnet.sim.state import Rings
 
 
+# Routing computes the view of every output once a cycle where its heads look up at least this
+# many outputs per output of the network (`candidate_views`), and each lookup's own otherwise.
+EVERY_OUTPUT_FROM = 0.25
+
+
 class OutputView(NamedTuple):
     """What a head sees of candidate outputs (port, VC) (arrays of the candidates' shape).
 
@@ -75,7 +80,7 @@ def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, ro
     layout = model.layout
     v_count, ports, width, routers = layout.vcs, layout.ports, layout.ports_per_router, layout.routers
     cand_port = router[:, None] * width + jnp.arange(ports)
-    if router.shape[0] * (ports + v_count) < layout.out_vcs:
+    if router.shape[0] * (ports + v_count) < EVERY_OUTPUT_FROM * layout.out_vcs:
         view = output_view(model, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
         eject = output_view(model, inputs, outputs, out_held, eject_port[:, None], jnp.arange(v_count), t)
         return view, eject.available

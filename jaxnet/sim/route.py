@@ -90,10 +90,10 @@ def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, ro
     word = jax.lax.optimization_barrier(_packed(every))
     if head_vc is None:
         candidates = take_rows(word.reshape(-1), cand_port * v_count + jnp.minimum(vc, v_count - 1))
-    else:  # rows of a [V x R, ports per router] view: one read per head
-        rows = jax.lax.optimization_barrier(word.reshape(routers, width, v_count).transpose(2, 0, 1)
-                                            .reshape(v_count * routers, width))
-        candidates = take_rows(rows, jnp.minimum(head_vc, v_count - 1) * routers + router)[:, :ports]
+    else:  # rows of a [V x R, network ports] view: one read per head
+        rows = jax.lax.optimization_barrier(word.reshape(routers, width, v_count)[:, :ports].transpose(2, 0, 1)
+                                            .reshape(v_count * routers, ports))
+        candidates = take_rows(rows, jnp.minimum(head_vc, v_count - 1) * routers + router)
     return _unpacked(candidates), _unpacked(take_rows(word, eject_port)).available
 
 

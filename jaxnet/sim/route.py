@@ -26,8 +26,9 @@ from jaxnet.sim.state import Rings
 
 
 # Routing computes the view of every output once a cycle where its heads look up at least this
-# many outputs per output of the network (`candidate_views`), and each lookup's own otherwise.
-EVERY_OUTPUT_FROM = 0.25
+# many outputs per output of the network (`candidate_views`), and each lookup's own otherwise
+# (measured on RRG 720 with Polarized, on either side of it: benchmarks/README.md).
+EVERY_OUTPUT_FROM = 1.0
 
 
 class OutputView(NamedTuple):

@@ -35,7 +35,6 @@ def main(cfg: DictConfig) -> None:
     print_report(summary, cfg.format)
 
 
-
 script = console_script(main)
 
 if __name__ == "__main__":

@@ -104,6 +104,7 @@ def _packed(view: OutputView):
 
 
 def _unpacked(word) -> OutputView:
+    """The OutputView a `_packed` word holds."""
     return OutputView(occupancy=word & ((1 << 20) - 1), available=(word >> 20) & 1 == 1,
                       room_for_two=(word >> 21) & 1 == 1)
 

@@ -73,6 +73,19 @@ def test_occupancy_streams_phit_by_phit():
     assert seen.max() == L and list(seen[g:g + L + 1]) == list(range(L + 1))
 
 
+def _saturating(network):
+    """(jitted cycle, empty state, its todo) of `network` under uniform traffic at load 1.0,
+    every buffer visited: a network that saturates within a hundred cycles."""
+    table = build_traffic({"name": "uniform"}, network.topo, 1)
+    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
+    params = Params(load=jnp.float32(1.0), traffic=traffic, warmup=jnp.int32(0), measure=jnp.int32(10**6),
+                    watchdog=jnp.int32(10**6), generate_until=jnp.int32(10**6))
+    work = EveryBuffer()
+    state = init_state(network.layout, jax.random.PRNGKey(1))
+    step = jax.jit(lambda s, todo: cycle_step(network.model, work, params, s, todo))
+    return step, state, work.start(network.model, state)
+
+
 def test_credits_are_the_downstream_part_of_the_occupancy():
     """`router.occupancy: credits` reads only the phits sent downstream whose credits have not
     returned: on a saturated network, for every output, between none and the downstream
@@ -83,14 +96,7 @@ def test_credits_are_the_downstream_part_of_the_occupancy():
                 for occupancy in ("vc", "credits")}
     network = networks["vc"]
     layout, model = network.layout, network.model
-    table = build_traffic({"name": "uniform"}, network.topo, 1)
-    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
-    params = Params(load=jnp.float32(1.0), traffic=traffic, warmup=jnp.int32(0), measure=jnp.int32(10**6),
-                    watchdog=jnp.int32(10**6), generate_until=jnp.int32(10**6))
-    work = EveryBuffer()
-    state = init_state(layout, jax.random.PRNGKey(1))
-    todo = work.start(model, state)
-    step = jax.jit(lambda s, todo: cycle_step(model, work, params, s, todo))
+    step, state, todo = _saturating(network)
     ports, vcs = jnp.arange(layout.out_ports)[:, None], jnp.arange(layout.vcs)[None, :]
 
     def viewer(reading):
@@ -145,14 +151,7 @@ def test_candidate_views_read_from_every_output_equal_views_computed_per_lookup(
     graph = nx.random_regular_graph(4, 16, seed=3)
     network = make_network(graph, servers_per_router=3, vcs=3, packet_size=L, **router)
     layout, model = network.layout, network.model
-    table = build_traffic({"name": "uniform"}, network.topo, 1)
-    traffic = jax.tree_util.tree_map(lambda a: a[0], stack_tables([table]))
-    params = Params(load=jnp.float32(1.0), traffic=traffic, warmup=jnp.int32(0), measure=jnp.int32(10**6),
-                    watchdog=jnp.int32(10**6), generate_until=jnp.int32(10**6))
-    work = EveryBuffer()
-    state = init_state(layout, jax.random.PRNGKey(1))
-    todo = work.start(model, state)
-    step = jax.jit(lambda s, todo: cycle_step(model, work, params, s, todo))
+    step, state, todo = _saturating(network)
     for _ in range(120):
         state, todo = step(state, todo)
     inputs, outputs = phases.release_slots(model, state.inputs, state.outputs, EVERY, EVERY, state.cycle)[:2]

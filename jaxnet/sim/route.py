@@ -29,13 +29,16 @@ from jaxnet.sim.state import Rings
 # many outputs per output of the network (`candidate_views`), and each lookup's own otherwise
 # (measured on RRG 720 with Polarized, on either side of it: benchmarks/README.md).
 EVERY_OUTPUT_FROM = 1.0
+# Occupancies are clipped below 2**OCCUPANCY_BITS phits: a view then packs into one int32
+# (`_packed`), its two flags in the bits above.
+OCCUPANCY_BITS = 20
 
 
 class OutputView(NamedTuple):
     """What a head sees of candidate outputs (port, VC) (arrays of the candidates' shape).
 
     occupancy: int32 phits in the output buffer plus downstream phits whose credits have not
-      returned, phit by phit (DESIGN section 3), clipped below 2**20.
+      returned, phit by phit (DESIGN section 3), clipped below 2**OCCUPANCY_BITS.
     available: bool it can take a whole packet now (not held by another packet whose tail is
       still crossing, and its output buffer has room).
     room_for_two: bool its output buffer has room for two packets (bubble flow control).
@@ -64,7 +67,7 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     if not spec.request_busy_port:  # no VC of the port receiving through the crossbar
         available &= take_rows(out_held.reshape(-1, v_count).max(axis=1), port) <= t
     return OutputView(
-        occupancy=jnp.clip(occupancy, 0, (1 << 20) - 1),
+        occupancy=jnp.clip(occupancy, 0, (1 << OCCUPANCY_BITS) - 1),
         available=available,
         room_for_two=taken <= spec.output_buffer - 2,
     )
@@ -99,14 +102,16 @@ def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, ro
 
 
 def _packed(view: OutputView):
-    """An OutputView as one int32 word per output: occupancy (< 2**20), available, room_for_two."""
-    return view.occupancy | (view.available.astype(jnp.int32) << 20) | (view.room_for_two.astype(jnp.int32) << 21)
+    """An OutputView as one int32 word per output: occupancy, available, room_for_two."""
+    flags = view.available.astype(jnp.int32) | (view.room_for_two.astype(jnp.int32) << 1)
+    return view.occupancy | (flags << OCCUPANCY_BITS)
 
 
 def _unpacked(word) -> OutputView:
     """The OutputView a `_packed` word holds."""
-    return OutputView(occupancy=word & ((1 << 20) - 1), available=(word >> 20) & 1 == 1,
-                      room_for_two=(word >> 21) & 1 == 1)
+    flags = word >> OCCUPANCY_BITS
+    return OutputView(occupancy=word & ((1 << OCCUPANCY_BITS) - 1), available=flags & 1 == 1,
+                      room_for_two=flags & 2 == 2)
 
 
 def downstream_ring(model: Model, port, vc):

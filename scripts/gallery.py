@@ -2,12 +2,15 @@
 
     python scripts/gallery.py                       # every figure, small scale (resumable)
     python scripts/gallery.py polarized/fig4 antmill/fig9 --scale small
+    python scripts/gallery.py polarized/fig4,polarized/fig5,polarized/fig6 --scale paper  # one sweep
     python scripts/gallery.py --tables              # the balanced-paths and Angara scripts
     python scripts/gallery.py --refresh             # re-merge finished sweeps (plots, claims)
     python scripts/gallery.py --only-page           # rewrite docs/gallery.md from what ran
 
 Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
-outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); its
+outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); figures
+named together (`a,b`) run as one sweep into outputs/gallery/<scale>/<a>+<b>/, their jobs of one
+network and routing batched together, and each figure's rows are merged into its own directory. Its
 figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
 record in docs/gallery/records/ (committed, so the page survives the outputs). The page lists
 every figure that has a record, with the command that regenerates it and the paper-scale
@@ -18,6 +21,7 @@ paths, Angara tables) and the simulations built on them, and adds them to the pa
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import shutil
@@ -33,6 +37,7 @@ from jaxnet.cli.experiment import sweep_jobs  # noqa: E402
 from jaxnet.core.files import write_atomic  # noqa: E402
 from jaxnet.results import claims as claim_tables  # noqa: E402
 from jaxnet.results import collect  # noqa: E402
+from jaxnet.results.table import NOT_RESULTS  # noqa: E402
 
 OUT = ROOT / "outputs" / "gallery"
 DOCS = ROOT / "docs"
@@ -127,33 +132,65 @@ def routers(topology: dict) -> int:
     return {"slimfly": 2 * q * q, "projective": 2 * (q * q + q + 1), "demiprojective": q * q + q + 1}[name]
 
 
+@functools.lru_cache(maxsize=None)
+def paper_jobs(name: str) -> tuple[dict, ...]:
+    """The figure's jobs at paper scale (composed once: the page asks several times)."""
+    return tuple(sweep_jobs(name, "paper"))
+
+
 def paper_cost(name: str) -> float | None:
     """Router-cycles of the paper-scale run: routers x cycles x loads x seeds x patterns;
     None for an experiment of small scale only."""
     if not _has_paper_scale(name):
         return None
     total = 0.0
-    for job in sweep_jobs(name, "paper"):
+    for job in paper_jobs(name):
         sim = job["sim"]
         total += (routers(job["topology"]) * (int(sim["warmup"]) + int(sim["measure"]))
                   * len(sim["loads"]) * len(sim["seeds"]) * len(job["patterns"]))
     return total
 
 
-def run(name: str, scale: str) -> None:
-    out = sweep_dir(name, scale)
-    command = ["jaxnet", "-m", f"+experiment={name}", f"scale={scale}", f"hydra.sweep.dir={out}"]
+def sweep_rows(out: Path) -> list[dict]:
+    """The rows of a sweep's jobs (each point once); none before it ran."""
+    return collect.load([d for d in out.iterdir() if d.is_dir()])[0] if out.is_dir() else []
+
+
+def router_cycles(rows: list[dict]) -> int:
+    """Routers x simulated cycles over the rows' points."""
+    return sum(int(row["cycles_simulated"]) * routers(collect.config_of(row)["topology"]) for row in rows)
+
+
+def run(names: list[str], scale: str, settings: list[str]) -> None:
+    """Run figures as one sweep (`jaxnet -m +experiment=a,b`: jobs of one network and routing
+    batch together across the figures) and file each figure from its own rows."""
+    out = sweep_dir("+".join(names), scale)
+    before = {(r["config_id"], r["offered_load"], r["seed"]) for r in sweep_rows(out)}
+    command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", *settings]
     print("$", " ".join(command), flush=True)
     start = time.time()
-    done = subprocess.run(command)
+    # the app's module rather than its console script: this Python's jaxnet, installed or not
+    done = subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"])
     wall = time.time() - start
     import jax
 
     device = f"{jax.devices()[0].platform}: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)"
-    record = {"name": name, "scale": scale, "exit": done.returncode, "wall_s": round(wall, 1),
-              "device": device, "command": f"jaxnet -m +experiment={name} scale={scale}",
-              "paper_router_cycles": paper_cost(name), "figures": []}
-    publish(out, record)
+    rows = sweep_rows(out)
+    ran = [r for r in rows if (r["config_id"], r["offered_load"], r["seed"]) not in before]
+    note = f"{router_cycles(ran):.2e} router-cycles simulated in this run ({router_cycles(ran) / wall / 1e6:.1f} M/s end to end)"
+    if before:
+        note += f"; {len(before)} of the sweep's points came from an earlier, interrupted run"
+    if len(names) > 1:
+        note += f"; one sweep with {', '.join(n for n in names)}, wall time and rate for all of them"
+    for name in names:
+        record = {"name": name, "scale": scale, "exit": done.returncode, "wall_s": round(wall, 1),
+                  "device": device, "command": " ".join(command), "sweep": out.name,
+                  "paper_router_cycles": paper_cost(name), "figures": [], "note": note + "."}
+        if len(names) > 1:  # this figure's merged rows, figures and claims in its own directory
+            own = [r for r in rows if r.get("experiment") == name]
+            if own:
+                collect.write_outputs(own, sweep_dir(name, scale))
+        publish(sweep_dir(name, scale), record)
 
 
 def publish(out: Path, record: dict) -> None:
@@ -187,8 +224,9 @@ def refresh() -> None:
             continue
         claims_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"].get("claims", [])
         out = sweep_dir(record["name"], record["scale"])
-        if out.is_dir():
-            rows, _ = collect.load([d for d in out.iterdir() if d.is_dir()])
+        sweep = OUT / record["scale"] / record.get("sweep", out.name)  # figures run together share a sweep
+        if sweep.is_dir():
+            rows = [r for r in sweep_rows(sweep) if r.get("experiment") == record["name"]]
             collect.write_outputs(rows, out, claims_now={record["name"]: claims_now})
             publish(out, record)
         elif record.get("claims"):
@@ -211,17 +249,29 @@ def remaining(figures: list[dict]) -> list[str]:
         return ["Every figure has run at paper scale.", ""]
     lines = ["## Paper scale: the figures that remain", "",
              "Most valuable first; on a GPU, `python scripts/gallery.py --scale paper NAME...` runs them",
-             "in this order (each sweep resumes where it stopped) and files their results, figures and",
+             "in this order (each sweep resumes where it stopped; `a,b,c` runs figures that share a",
+             "network as one sweep, their points batched together) and files their results, figures and",
              "claims under docs/gallery/paper/; `scripts/device_gallery.sh SECONDS NAME...` does the same",
-             "within a time budget and copies the finished points of a figure it cut off, to resume from:", "",
-             "| figure | router-cycles |", "|---|---|"]
-    lines += [f"| {n} | {paper_cost(n):.2e} |" for n in rest]
+             "within a time budget and archives the finished points of a figure it cut off, to resume from:", "",
+             "| figure | router-cycles | points done |", "|---|---|---|"]
+    lines += [f"| {n} | {paper_cost(n):.2e} | {points_done(n)} |" for n in rest]
     return lines + [""]
+
+
+def points_done(name: str) -> str:
+    """'done of all' paper-scale points of a figure: the rows of its sweeps so far (committed
+    under outputs/gallery/paper/, so that the next run goes on from them)."""
+    jobs = paper_jobs(name)
+    total = sum(len(job["sim"]["loads"]) * len(job["sim"]["seeds"]) * len(job["patterns"]) for job in jobs)
+    sweeps = [d for d in (OUT / "paper").iterdir() if d.is_dir()] if (OUT / "paper").is_dir() else []
+    done = {(r["config_id"], r["offered_load"], r["seed"]) for sweep in sweeps for r in sweep_rows(sweep)
+            if r.get("experiment") == name}
+    return f"{len(done)} of {total}"
 
 
 def _has_paper_scale(name: str) -> bool:
     try:
-        return bool(sweep_jobs(name, "paper"))
+        return bool(paper_jobs(name))
     except ValueError:  # an experiment of jaxnet's own, small scale only
         return False
 
@@ -254,10 +304,13 @@ def page() -> str:
              "CI machine's two cores run a sweep about 1.5-1.9x faster. A paper-scale subset of",
              "polarized/fig4 (minimal and Polarized, loads 0.3-0.7, one seed) ran there in 8 min at",
              "0.22 M router-cycles/s on both cores (benchmarks/README.md). On one GPU the engine's",
-             "steady state is measured (docs/performance.md: RRG 720 at batch 128, 69 M router-cycles/s",
-             "on an H100 and 80 M on an H200), but no whole study has run end to end on a GPU yet: the",
-             "README's GPU times for the paper-scale figures are extrapolated from that steady state,",
-             "the most a study can reach.",
+             "steady state is measured (docs/performance.md: RRG 720 at batch 128 and load 0.5, 69 M",
+             "router-cycles/s on an H100 and 80 M on an H200). End to end, Polarized Figs 4-6 at paper",
+             "scale as one sweep ran five of their seven lines on one H200 (300 of 420 points, 5.4e9",
+             "router-cycles, a batch of 60 points per line) in 530 s, 10 M router-cycles/s: 13-15 M per",
+             "line with four VCs, 6.7 M for Valiant's eight, and Polarized's thirteen about 2.8 M, whose",
+             "batch, half its loads past saturation, would take 6.5 min on its own (docs/performance.md).",
+             "The GPU times of the README's table are extrapolated from those rates.",
              ""]
     lines += remaining(figures)
     for r in figures:
@@ -295,20 +348,29 @@ def page() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("names", nargs="*", help="experiments (default: all)")
+    parser.add_argument("names", nargs="*",
+                        help="experiments (default: all); a,b,c: these run as one sweep, batched together")
     parser.add_argument("--scale", default="small", choices=["small", "paper"])
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for every sweep that leaves its results unchanged, e.g. "
+                             "sim.checkpoint_every=5000 (a sweep cut off resumes from its last checkpoint)")
     parser.add_argument("--tables", action="store_true", help="run the balanced-paths and Angara scripts")
     parser.add_argument("--refresh", action="store_true", help="re-merge finished sweeps (no simulation)")
     parser.add_argument("--only-page", action="store_true", help="only rewrite docs/gallery.md")
     args = parser.parse_args()
+    unchanged = [f"sim.{key}" for key in NOT_RESULTS["sim"] if key not in ("loads", "seeds", "record")]
+    for setting in args.set:
+        if setting.partition("=")[0] not in unchanged or "=" not in setting:
+            parser.error(f"--set {setting}: must be KEY=VALUE with KEY one of {', '.join(unchanged)} "
+                         "(settings that leave a figure's results unchanged)")
     if args.refresh:
         refresh()
     elif args.tables:
         for key in SCRIPTS:
             run_script(key)
     elif not args.only_page:
-        for name in args.names or experiments():
-            run(name, args.scale)
+        for names in args.names or experiments():
+            run(names.split(","), args.scale, args.set)
     write_atomic(DOCS / "gallery.md", page())
     print(f"wrote {DOCS / 'gallery.md'}")
 

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -70,12 +71,14 @@ def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
     assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_device_gallery_stops_at_its_budget_and_copies_what_a_later_run_needs(tmp_path):
-    """scripts/device_gallery.sh starts no figure it has no time for, and copies the gallery's
-    records and page into $OUT."""
+def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(tmp_path):
+    """scripts/device_gallery.sh starts no figure it has no time for, and archives the gallery's
+    records and page in $OUT/gallery.tar.gz."""
     result = subprocess.run(["bash", str(ROOT / "scripts" / "device_gallery.sh"), "1", "polarized/fig4"],
                             cwd=ROOT, env={**os.environ, "OUT": str(tmp_path)},
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "budget spent: polarized/fig4" in result.stdout
-    assert (tmp_path / "docs" / "gallery.md").is_file() and any((tmp_path / "docs" / "gallery" / "records").iterdir())
+    with tarfile.open(tmp_path / "gallery.tar.gz") as archive:
+        names = archive.getnames()
+    assert "docs/gallery.md" in names and any(n.startswith("docs/gallery/records/") for n in names)

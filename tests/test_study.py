@@ -11,6 +11,7 @@ from apps import run_app
 import jaxnet
 from jaxnet import build
 from jaxnet.cli import simulate as simulate_app
+from jaxnet.cli.common import checked_overrides
 from jaxnet.cli.experiment import compose_jobs
 from jaxnet.cli.sweep import run_jobs, structure_key
 
@@ -52,6 +53,24 @@ def test_a_two_pattern_sweep_runs_as_one_batch(tmp_path, launcher, network_cache
         alone = _rows(tmp_path / f"alone_{pattern}" / "results.csv")
         assert {row["batch"] for row in alone} == {"2"}
         assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+
+
+def test_experiments_swept_by_name_run_every_line_with_the_scale_given(tmp_path, network_cache):
+    """The README's study command, `jaxnet -m +experiment=a,b scale=...`: `scale` exists only
+    once an experiment is composed, so it is passed on to every job (`++scale`); the two
+    figures' points of one line run as one batch, each job keeping its own rows."""
+    assert checked_overrides(["-m", "+experiment=polarized/fig4,antmill/fig6", "scale=paper", "sim.seeds=[1]"]) == [
+        "-m", "+experiment=polarized/fig4,antmill/fig6", "++scale=paper", "sim.seeds=[1]"]  # fig6's via its defaults
+    assert checked_overrides(["+experiment=polarized/fig4", "scale=paper"]) == ["+experiment=polarized/fig4", "scale=paper"]
+    sweep = tmp_path / "sweep"
+    code, stderr = run_app(simulate_app, tmp_path / "run", "-m", "+experiment=polarized/fig4,polarized/fig5",
+                           "scale=small", "line=minimal", "sim.loads=[0.3]", "sim.seeds=[1]", "sim.warmup=40",
+                           "sim.measure=80", f"hydra.sweep.dir={sweep}")
+    assert code == 0, stderr
+    rows = [_rows(sweep / job / "results.csv") for job in ("0", "1")]
+    assert [(row["experiment"], row["traffic"], row["batch"]) for job in rows for row in job] == [
+        ("polarized/fig4", "uniform", "2"), ("polarized/fig5", "server permutation", "2")]
+    assert (sweep / "polarized_fig4_claims.md").exists() and (sweep / "polarized_fig5_claims.md").exists()
 
 
 def test_jobs_of_different_networks_run_apart_and_shared_points_once(tmp_path, network_cache):

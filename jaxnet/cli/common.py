@@ -119,11 +119,29 @@ def _parsed(args: list[str]) -> list:
     return parsed
 
 
+def _global_keys(path: Path) -> set[str]:
+    """Top-level keys a `# @package _global_` option sets, with the options its defaults list
+    names (`/experiment/antmill/rrgs`); none for an option of its group's own package."""
+    from omegaconf import OmegaConf
+
+    if not path.is_file() or not path.read_text().startswith("# @package _global_"):
+        return set()
+    config = OmegaConf.load(path)
+    keys = {str(k) for k in config if k != "defaults"}
+    for entry in config.get("defaults", []):
+        if isinstance(entry, str) and entry != "_self_":
+            keys |= _global_keys(Path(CONF_DIR) / f"{entry.lstrip('/')}.yaml" if entry.startswith("/")
+                                 else path.parent / f"{entry}.yaml")
+    return keys
+
+
 def checked_overrides(args: list[str]) -> list[str]:
     """`args` as Hydra should read them. In a multirun, a key set on a config group that the
     sweep also sets (`routing=valiant,rval routing.base=dragonfly_minimal`) belongs to the
     swept options, not to the group's default that Hydra composes the sweep itself from, so
-    it is passed as `++key` (set or add); it must be a key of at least one swept option."""
+    it is passed as `++key` (set or add); it must be a key of at least one swept option. So is
+    a top-level key that swept options of the global package set (`+experiment=a,b
+    scale=paper`: `scale` exists only once an experiment is composed)."""
     from omegaconf import OmegaConf
 
     if "-m" not in args and "--multirun" not in args:
@@ -131,9 +149,14 @@ def checked_overrides(args: list[str]) -> list[str]:
     parsed = _parsed(args)
     swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed
              if o.is_sweep_override() and group_options(o.key_or_group)}
+    global_keys = {key for group, options in swept.items() for option in options
+                   for key in _global_keys(Path(CONF_DIR) / group / f"{option}.yaml")}
     rewritten = {}
     for override in parsed:
         group, _, key = override.key_or_group.partition(".")
+        if override.type.name == "CHANGE" and group in global_keys:
+            rewritten[override.input_line] = "++" + override.input_line
+            continue
         if override.type.name != "CHANGE" or group not in swept or not key:
             continue
         configs = [OmegaConf.load(Path(CONF_DIR) / group / f"{option}.yaml") for option in swept[group]

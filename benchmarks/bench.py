@@ -7,6 +7,7 @@
     python benchmarks/bench.py --suite gpu     [--budget-s 300]
     python benchmarks/bench.py --suite memory
     python benchmarks/bench.py --suite study   [--cycles 2000]
+    python benchmarks/bench.py --suite sizing  [--cycles 5000]
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0
@@ -34,6 +35,10 @@ gpu      first `backends_agree` (4 Hamming 4x4 points on the default device and 
 study    the Polarized paper's Figs 4-6 at paper scale as `jaxnet.run` runs them (6.5e9
          router-cycles at 25,000 cycles a point; `--cycles` shortens every point): wall time,
          router-cycles/s end to end, and each line's batch in steady state.
+sizing   a study's batch (RRG 720/17/7, minimal 4 VCs and Polarized 13 VCs, loads 0.1..1.0 x 2
+         seeds vmapped as one batch, as an accelerator runs it) with lists sized once, grown,
+         and grown in two batches split by load, end to end for `--cycles` per point: wall
+         time, router-cycles/s, identical rows.
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.
@@ -447,6 +452,51 @@ def one_point(routing: str, vcs: int, load: float, cycles: int) -> dict:
             "accepted_load": rows[0]["accepted_load"]}
 
 
+STUDY_LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # the Polarized paper's
+SIZING_LINES = (("minimal", 4), ("polarized", 13))  # routing, VCs
+
+
+def suite_sizing(args):
+    """A study's batch on the default device: RRG 720/17/7 under uniform traffic, the
+    Polarized paper's loads 0.1..1.0 x seeds 1, 2 (as an accelerator runs a job: vmapped as
+    one batch), end to end for `--cycles` per point (default 5000), three ways: lists sized
+    once for a saturated network, grown with the counts, and grown in two batches split by
+    load (0.1-0.5 and 0.6-1.0; the lists of a vmapped batch hold its fullest point's):
+    wall time, router-cycles/s, and whether the rows are those of the first way."""
+    from jaxnet import build
+    from jaxnet.sim.run import simulate
+    from jaxnet.sim.spec import SimSpec
+    from jaxnet.traffic import build_traffic
+
+    cycles = args.cycles or 5000
+    grid = [(load, seed) for load in STUDY_LOADS for seed in (1, 2)]
+    ways = {"once": [grid], "grow": [grid], "grow, split by load": [grid[:10], grid[10:]]}
+    report = []
+    for routing, vcs in SIZING_LINES:
+        network = build.network_of({"topology": RRG720, "routing": {"name": routing}, "router": {"vcs": vcs}})
+        first = None
+        for way, batches in ways.items():
+            start, rows = time.perf_counter(), []
+            for points in batches:
+                spec = SimSpec(warmup=cycles // 5, measure=cycles - cycles // 5, chunk=500, vmap_width=None,
+                               sub_batch=len(points), list_sizing=way.split(",")[0])
+                traffic = [build_traffic({"name": "uniform"}, network.topo, seed) for _, seed in points]
+                rows += simulate(network, traffic, points, spec)[0]
+            wall = time.perf_counter() - start
+            results = [{k: v for k, v in row.items() if not k.endswith("_s") and k not in HOW_ROWS} for row in rows]
+            first = first or results
+            report.append({"routing": routing, "vcs": vcs, "points": len(grid), "cycles": cycles, "way": way,
+                           "wall_s": round(wall, 1), "router_cycles_per_s": round(network.topo.n_routers * cycles * len(grid) / wall),
+                           "rows_identical": results == first})
+            print(json.dumps(report[-1]), flush=True)
+            write_report(args, report)
+    return report
+
+
+# row columns that say how a point was batched, not what was simulated
+HOW_ROWS = ("work_lists", "batch", "sub_batch", "vmap_width")
+
+
 GPU_BATCHES = (1, 8, 32, 128, 512)
 
 
@@ -618,7 +668,7 @@ def suite_study(args):
 
 
 SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
-          "gpu": suite_gpu, "memory": suite_memory, "study": suite_study}
+          "gpu": suite_gpu, "memory": suite_memory, "study": suite_study, "sizing": suite_sizing}
 
 
 def engine_commit() -> str | None:
@@ -657,7 +707,7 @@ def main():
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=None,
-                        help="cycles per point (--suite scaling, points: default 4000; study: the paper's)")
+                        help="cycles per point (--suite scaling, points: default 4000; sizing: 5000; study: the paper's)")
     parser.add_argument("--selection", default="available_first",
                         help="router.selection of --suite cpu (available_first: comparable with earlier runs)")
     parser.add_argument("--budget-s", type=float, default=None,

@@ -252,7 +252,9 @@ def remaining(figures: list[dict]) -> list[str]:
              "in this order (each sweep resumes where it stopped; `a,b,c` runs figures that share a",
              "network as one sweep, their points batched together) and files their results, figures and",
              "claims under docs/gallery/paper/; `scripts/device_gallery.sh SECONDS NAME...` does the same",
-             "within a time budget and archives the finished points of a figure it cut off, to resume from:", "",
+             "within a time budget and archives the finished points of a figure it cut off, to resume from",
+             "(they are committed under outputs/gallery/paper/; a batch cut off mid-run is lost unless",
+             "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
     lines += [f"| {n} | {paper_cost(n):.2e} | {points_done(n)} |" for n in rest]
     return lines + [""]

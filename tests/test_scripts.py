@@ -71,6 +71,16 @@ def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
     assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("setting", ["sim.loads=[1.0]", "sim.checkpoint_every"])
+def test_gallery_takes_only_settings_that_leave_results_unchanged(setting):
+    """scripts/gallery.py --set passes a setting to every sweep only if it leaves the rows
+    unchanged (a figure's points would otherwise mix two configurations)."""
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "gallery.py"), "--set", setting, "polarized/fig4"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and f"--set {setting}: must be KEY=VALUE with KEY one of" in result.stderr
+    assert "sim.checkpoint_every" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(tmp_path):
     """scripts/device_gallery.sh starts no figure it has no time for, and archives the gallery's
     records and page in $OUT/gallery.tar.gz."""

@@ -14,6 +14,7 @@ from jaxnet.cli import simulate as simulate_app
 from jaxnet.cli.common import checked_overrides
 from jaxnet.cli.experiment import compose_jobs
 from jaxnet.cli.sweep import run_jobs, structure_key
+from jaxnet.results.table import NOT_RESULTS, config_id, results_sim
 
 TINY = ["topology=hamming", "topology.sides=[3,3]", "topology.servers_per_router=1", "routing=minimal",
         "sim.loads=[0.3,0.6]", "sim.seeds=[1]", "sim.warmup=40", "sim.measure=120", "sim.chunk=40"]
@@ -91,6 +92,23 @@ def test_the_network_cache_is_hit_on_a_second_sweep_and_missed_after_a_change(tm
     assert sum("network built" in m for m in messages) == 2 and sum("network from the cache" in m for m in messages) == 1
     assert again.layout == first.layout and changed.layout.router.input_buffer == 3
     assert len(list(network_cache.glob("*.pkl"))) == 2
+
+
+def test_list_sizing_leaves_a_points_identity_unchanged(tmp_path, network_cache):
+    """Rows are the same whatever `sim.list_sizing`, so a point's config id is too, and the id
+    is the one computed before the key was known not to change results (its `auto` value)."""
+    job = compose_jobs(TINY)[0]
+    ids = {sizing: config_id({**job, "sim": {**job["sim"], "list_sizing": sizing}}, job["patterns"]["uniform"])
+           for sizing in ("auto", "once", "grow")}
+    assert len(set(ids.values())) == 1
+    assert "list_sizing" in NOT_RESULTS["sim"] and job["sim"]["list_sizing"] == "auto"
+    assert results_sim({**job["sim"], "list_sizing": "grow"}) == results_sim(job["sim"])
+    assert results_sim(job["sim"])["list_sizing"] == "auto"
+    code, stderr = run_app(simulate_app, tmp_path / "run", *TINY, "sim.list_sizing=once")
+    assert code == 0, stderr
+    done = (tmp_path / "run" / "results.csv").read_text()
+    code, stderr = run_app(simulate_app, tmp_path / "run", *TINY, "sim.list_sizing=grow")  # its points are done
+    assert code == 0 and (tmp_path / "run" / "results.csv").read_text() == done, stderr
 
 
 def test_the_python_api_returns_the_command_lines_rows(tmp_path, network_cache):

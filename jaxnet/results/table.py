@@ -29,8 +29,11 @@ CHECKSUM = "row_sha"
 # what makes a CSV a jaxnet results table (the point's identity, its configuration, the checksum)
 REQUIRED_COLUMNS = ("config_id", "offered_load", "seed", "config", CHECKSUM)
 # Config parts that do not change results (how a batch is run, where it is written).
-NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "checkpoint_every",
+NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", "list_sizing", "checkpoint_every",
                        "check_invariants", "sub_batch", "workers", "allow_deadlock", "record")}
+# Of those, keys that config ids hashed before they were known not to change results: hashed
+# at this value whatever they are set to, so that the ids of earlier rows stay the same.
+HASHED_AS = {"sim": {"list_sizing": "auto"}}
 # sim keys that change results only under an automatic warm-up (sim.warmup: auto)
 AUTO_WARMUP_KEYS = ("window", "warmup_tolerance", "warmup_max")
 
@@ -43,7 +46,8 @@ def results_topology(topology: Mapping) -> dict:
 def results_sim(sim: Mapping) -> dict:
     """The keys of a `sim` config group that change results."""
     auto = sim.get("warmup") == "auto"
-    return {k: v for k, v in sim.items() if k not in NOT_RESULTS["sim"] and (auto or k not in AUTO_WARMUP_KEYS)}
+    kept = {k: v for k, v in sim.items() if k not in NOT_RESULTS["sim"] and (auto or k not in AUTO_WARMUP_KEYS)}
+    return {**kept, **{k: v for k, v in HASHED_AS["sim"].items() if k in sim}}
 
 
 def config_id(config: Mapping, pattern: Mapping) -> str:

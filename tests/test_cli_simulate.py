@@ -60,3 +60,14 @@ def test_console_script_runs_the_exit_handlers_flushes_and_exits_with_the_apps_c
     for code in (0, 3):
         done = subprocess.run([sys.executable, "-c", app, str(code)], capture_output=True, text=True, env=env)
         assert (done.returncode, done.stdout) == (code, "result\nhandled\n"), done.stderr
+
+
+def test_an_app_whose_reader_stops_reading_exits_without_a_traceback():
+    """`jaxnet --help | head -1`: the pipe closes before the app writes; the app ends with
+    exit code 1 and nothing on stderr (Python's default is a BrokenPipeError traceback)."""
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: the app's first write to stdout fails
+    done = subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", "--help"], stdout=writer,
+                          stderr=subprocess.PIPE, text=True)
+    os.close(writer)
+    assert (done.returncode, done.stderr) == (1, "")

@@ -79,17 +79,30 @@ def console_script(main):
     """The console script of app `main`: runs it, then ends the process as soon as Python's
     exit handlers have run (logs flushed and closed, worker processes ended), without
     unloading every module: JAX's native libraries take longer to unload than a small job
-    takes to draw its figures. Exits with `main`'s return value (or as `main` exits)."""
+    takes to draw its figures. Exits with `main`'s return value (or as `main` exits); with 1
+    and no traceback when whoever reads the output stops reading (`jaxnet --help | head`)."""
 
     @functools.wraps(main)
     def run() -> None:
-        code = main()
+        try:
+            code = main()
+        except BrokenPipeError:
+            code = _reader_gone()
         atexit._run_exitfuncs()  # noqa: SLF001 (what a normal exit runs first)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            code = _reader_gone()
         os._exit(code or 0)
 
     return run
+
+
+def _reader_gone() -> int:
+    """Standard output's reader has gone: later writes go nowhere; exit code 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
 
 
 # ----- the command line, checked against conf/ -------------------------------------------

@@ -170,20 +170,27 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     print("$", " ".join(command), flush=True)
     start = time.time()
     # the app's module rather than its console script: this Python's jaxnet, installed or not
-    done = subprocess.run([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"])
+    app = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"])
+    try:
+        code = app.wait()
+    except KeyboardInterrupt:  # the app has it too: it writes what finished and stops
+        app.wait()
+        sys.exit(f"interrupted: {len(sweep_rows(out))} point(s) of the sweep are done in {out}; "
+                 "the same command goes on from them (nothing filed)")
     wall = time.time() - start
     import jax
 
     device = f"{jax.devices()[0].platform}: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)"
     rows = sweep_rows(out)
     ran = [r for r in rows if (r["config_id"], r["offered_load"], r["seed"]) not in before]
-    note = f"{router_cycles(ran):.2e} router-cycles simulated in this run ({router_cycles(ran) / wall / 1e6:.1f} M/s end to end)"
+    simulated = router_cycles(ran)
+    note = f"{simulated:.2e} router-cycles simulated in this run ({simulated / wall / 1e6:.1f} M/s end to end)"
     if before:
         note += f"; {len(before)} of the sweep's points came from an earlier, interrupted run"
     if len(names) > 1:
         note += f"; one sweep with {', '.join(n for n in names)}, wall time and rate for all of them"
     for name in names:
-        record = {"name": name, "scale": scale, "exit": done.returncode, "wall_s": round(wall, 1),
+        record = {"name": name, "scale": scale, "exit": code, "wall_s": round(wall, 1),
                   "device": device, "command": " ".join(command), "sweep": out.name,
                   "paper_router_cycles": paper_cost(name), "figures": [], "note": note + "."}
         if len(names) > 1:  # this figure's merged rows, figures and claims in its own directory

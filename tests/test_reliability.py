@@ -243,10 +243,14 @@ def test_a_garbage_graph_file_is_unreadable_not_disconnected(tmp_path):
 
 # ----- no hang ----------------------------------------------------------------------------------------
 
-def test_ctrl_c_acts_within_a_second_during_a_long_device_call(tmp_path):
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_ctrl_c_acts_within_a_second_during_a_long_device_call(tmp_path, sweep):
     """One chunk of 10**6 cycles is one long XLA call; Ctrl-C during it (or during its
-    compilation) stops the app within a second, exit 130, saying how to resume."""
-    job = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", f"hydra.run.dir={tmp_path}", *TINY,
+    compilation) stops the app within a second, exit 130, saying how to resume: in a run's
+    task, and in a sweep's launcher, which simulates the jobs' points together."""
+    where = (["-m", f"hydra.sweep.dir={tmp_path}", "traffic=uniform,server_permutation"] if sweep
+             else [f"hydra.run.dir={tmp_path}"])
+    job = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", *where, *TINY,
                             "sim.warmup=0", "sim.measure=1000000", "sim.chunk=1000000", "sim.workers=1"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -260,4 +264,4 @@ def test_ctrl_c_acts_within_a_second_during_a_long_device_call(tmp_path):
     _, stderr = job.communicate(timeout=600)
     assert time.time() - sent < 1.0, "Ctrl-C waited for the device call"
     assert job.returncode == 130, stderr
-    assert "interrupted: finished points are kept" in stderr and "Traceback" not in stderr
+    assert f"interrupted: finished points are kept in {tmp_path}" in stderr and "Traceback" not in stderr

@@ -25,10 +25,13 @@ class JaxnetLauncher(BasicLauncher):
         self.submitit = submitit
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        from jaxnet.cli.common import interruptible
         from jaxnet.cli.experiment import job_overrides as expanded
         from jaxnet.cli.launcher import run_groups
 
         # a job of an experiment swept by name (+experiment=a,b) runs every line of it
         jobs = [job for overrides in job_overrides for job in expanded(list(overrides))]
-        run_groups(self.hydra_context, self.config, jobs, initial_job_idx, self.submitit)
+        sweep = self.config.hydra.sweep.dir
+        interruptible(lambda: run_groups(self.hydra_context, self.config, jobs, initial_job_idx, self.submitit),
+                      f"{sweep}; run the same command with hydra.sweep.dir={sweep} to resume")
         return super().launch(jobs, initial_job_idx)

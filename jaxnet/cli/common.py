@@ -317,21 +317,28 @@ def friendly_errors(task):
     @functools.wraps(task)
     def wrapped(cfg):
         logging.getLogger("jax").setLevel(logging.WARNING)  # Hydra sets the root to INFO
-        previous = signal.signal(signal.SIGTERM, _interrupted)
-        job = _Task(lambda: _reported(task, cfg))
-        try:
-            return job.outcome()
-        except KeyboardInterrupt:
-            job.interrupt(INTERRUPT_GRACE_S)
-            print(f"interrupted: finished points are kept in {run_dir()}; run the same command with "
-                  f"hydra.run.dir={run_dir()} (or the same hydra.sweep.dir) to resume", file=sys.stderr)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(130)  # a normal exit would wait for a device call still running
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+        return interruptible(lambda: _reported(task, cfg), f"{run_dir()}; run the same command with "
+                             f"hydra.run.dir={run_dir()} (or the same hydra.sweep.dir) to resume")
 
     return wrapped
+
+
+def interruptible(run, resume: str):
+    """`run()` in a thread of its own (`_Task`), so that Ctrl-C or SIGTERM stops it within a
+    second: the task gets INTERRUPT_GRACE_S to stop, then the process exits 130 at once, even
+    during a device call, printing 'interrupted: finished points are kept in <resume>'."""
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    job = _Task(run)
+    try:
+        return job.outcome()
+    except KeyboardInterrupt:
+        job.interrupt(INTERRUPT_GRACE_S)
+        print(f"interrupted: finished points are kept in {resume}", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)  # a normal exit would wait for a device call still running
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _reported(task, cfg):

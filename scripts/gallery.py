@@ -263,19 +263,25 @@ def remaining(figures: list[dict]) -> list[str]:
              "(they are committed under outputs/gallery/paper/; a batch cut off mid-run is lost unless",
              "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
-    lines += [f"| {n} | {paper_cost(n):.2e} | {points_done(n)} |" for n in rest]
+    finished = paper_points_done()
+    lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {paper_points(n)} |" for n in rest]
     return lines + [""]
 
 
-def points_done(name: str) -> str:
-    """'done of all' paper-scale points of a figure: the rows of its sweeps so far (committed
-    under outputs/gallery/paper/, so that the next run goes on from them)."""
-    jobs = paper_jobs(name)
-    total = sum(len(job["sim"]["loads"]) * len(job["sim"]["seeds"]) * len(job["patterns"]) for job in jobs)
+def paper_points_done() -> dict[str, int]:
+    """Paper-scale points finished per figure: the rows of its sweeps so far (committed under
+    outputs/gallery/paper/, so that the next run goes on from them), read once for the page."""
     sweeps = [d for d in (OUT / "paper").iterdir() if d.is_dir()] if (OUT / "paper").is_dir() else []
-    done = {(r["config_id"], r["offered_load"], r["seed"]) for sweep in sweeps for r in sweep_rows(sweep)
-            if r.get("experiment") == name}
-    return f"{len(done)} of {total}"
+    done = {}
+    for sweep in sweeps:
+        for r in sweep_rows(sweep):
+            done.setdefault(r.get("experiment"), set()).add((r["config_id"], r["offered_load"], r["seed"]))
+    return {name: len(points) for name, points in done.items()}
+
+
+def paper_points(name: str) -> int:
+    """Points of a figure at paper scale: loads x seeds x patterns of each job."""
+    return sum(len(job["sim"]["loads"]) * len(job["sim"]["seeds"]) * len(job["patterns"]) for job in paper_jobs(name))
 
 
 def _has_paper_scale(name: str) -> bool:

@@ -8,6 +8,7 @@
     python benchmarks/bench.py --suite memory
     python benchmarks/bench.py --suite study   [--cycles 2000]
     python benchmarks/bench.py --suite sizing  [--cycles 5000]
+    python benchmarks/bench.py --suite saturated [--cycles 13000]
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0
@@ -39,6 +40,11 @@ sizing   a study's batch (RRG 720/17/7, minimal 4 VCs and Polarized 13 VCs, load
          seeds vmapped as one batch, as an accelerator runs it) with lists sized once, grown,
          and grown in two batches split by load, end to end for `--cycles` per point: wall
          time, router-cycles/s, identical rows.
+saturated  lists sized once against grown, past saturation: one point of RRG 720/17/7 at load
+         1.0 (minimal 4 VCs, Polarized 13, Valiant 8) warmed up with grown lists for
+         `--cycles` (default 13,000), then `--chunks` chunks with each set of capacities in
+         turn for `--repeats` rounds, on one core: router-cycles/s of each, the capacities and
+         the counts they hold.
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.
@@ -493,6 +499,49 @@ def suite_sizing(args):
     return report
 
 
+SATURATED_LINES = SIZING_LINES + (("valiant", 8),)
+
+
+def suite_saturated(args):
+    """What lists sized `once` cost past saturation against the capacities `grow` settles
+    on: each line's point at load 1.0 after `--cycles` of warm-up, chunks of 500 cycles
+    alternating between the two sets of capacities (each compiled before it is timed)."""
+    import jax
+
+    from jaxnet.sim import capacities
+    from jaxnet.sim.run import advance_chunk
+
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    chunk, report = 500, []
+    for routing, vcs in SATURATED_LINES:
+        warm = warmed_up(RRG720, {"name": routing}, {"vcs": vcs}, 1.0, 1, chunk=chunk,
+                         warmup_chunks=(args.cycles or 13000) // chunk)
+        network, state, sleep = warm.network, warm.state, warm.sleep
+        tiers = {"grown": warm.tier, "once": capacities.once(network.layout, warm.lists, 1.0)}
+        walls = {way: [] for way in tiers}
+        for way, tier in tiers.items():  # compiles; a list that overflows grows as in a run
+            state, sleep, peak, tiers[way] = advance_chunk(network, warm.params, state, sleep, chunk, warm.width,
+                                                           warm.lists, tier)
+        for _ in range(args.repeats):
+            for way, tier in tiers.items():
+                start = time.perf_counter()
+                for _ in range(args.chunks):
+                    state, sleep, peak, _ = advance_chunk(network, warm.params, state, sleep, chunk, warm.width,
+                                                          warm.lists, tier)
+                jax.block_until_ready(state)
+                walls[way].append(time.perf_counter() - start)
+        rate = {way: round(RRG720["routers"] * chunk * args.chunks / min(w)) for way, w in walls.items()}
+        report.append({"routing": routing, "vcs": vcs, "load": 1.0, "warmup_cycles": chunk * (warm.warmup_chunks + 1),
+                       "cycles": chunk * args.chunks, "rounds": args.repeats, "servers": network.layout.servers,
+                       "in_use_peak": list(map(int, peak)),
+                       **{f"lists_{way}": list(map(int, tier)) for way, tier in tiers.items()},
+                       **{f"router_cycles_per_s_{way}": r for way, r in rate.items()},
+                       "once_over_grown": round(rate["once"] / rate["grown"], 3)})
+        print(json.dumps(report[-1]), flush=True)
+        write_report(args, report)
+    return report
+
+
 # row columns that say how a point was batched, not what was simulated
 HOW_ROWS = ("work_lists", "batch", "sub_batch", "vmap_width")
 
@@ -668,7 +717,8 @@ def suite_study(args):
 
 
 SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
-          "gpu": suite_gpu, "memory": suite_memory, "study": suite_study, "sizing": suite_sizing}
+          "gpu": suite_gpu, "memory": suite_memory, "study": suite_study, "sizing": suite_sizing,
+          "saturated": suite_saturated}
 
 
 def engine_commit() -> str | None:
@@ -707,7 +757,8 @@ def main():
     parser.add_argument("--chunks", type=int, default=3, help="measured chunks per repeat")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=None,
-                        help="cycles per point (--suite scaling, points: default 4000; sizing: 5000; study: the paper's)")
+                        help="cycles per point (--suite scaling, points: default 4000; sizing: 5000; study: the paper's; "
+                             "saturated: the warm-up, 13000)")
     parser.add_argument("--selection", default="available_first",
                         help="router.selection of --suite cpu (available_first: comparable with earlier runs)")
     parser.add_argument("--budget-s", type=float, default=None,

@@ -47,16 +47,22 @@ AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # link), measured on the benchmark networks (benchmarks/README.md). Past saturation the
 # counts keep growing; the lists then grow with them.
 IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
-# Entries each list held at most, as a share of every ring (or server), in saturated runs
-# of the benchmark networks, with a tenth more (benchmarks/README.md, "Lists sized once"):
-# what `once` sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO.
-SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 0.55)
+# Entries each list held at most in saturated runs of the benchmark networks, as a share of
+# every ring (or server) with a tenth more, and per server with a quarter more
+# (benchmarks/README.md, "Lists sized once" and "Saturated lists per server"): what `once`
+# sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO, the smaller of
+# the two. The share binds on small networks, the count per server on large ones with many VCs
+# (RRG 720 with 13 VCs keeps 0.38 of its input rings occupied, 17 per server). Past saturation
+# under adversarial traffic nearly every server has packets to inject (0.92 of them under
+# Polarized's neighbour permutation on RRG 720, which also routes 8.2 heads per server).
+SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 1.0)
+SATURATED_PER_SERVER = (22.0, 20.0, 10.5, 12.0, 2.0, 1.0)
 ONCE_LIGHT_UP_TO = 0.1
 # Heads listed alone (`heads_only`) are sized once for HEADS_PER_LOAD heads that may move per
 # server and unit of offered load up to HEADS_LIGHT_UP_TO (the most measured under uniform
 # traffic up to load 0.7 was 1.6 per server and unit of load, on the Dragonfly a=8 h=4 p=4
 # at 0.7, just below its saturation; Hamming 4x4 0.9), and above it for a saturated network
-# (SATURATED_SHARE).
+# (`saturated`).
 HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
@@ -157,13 +163,20 @@ def first(layout: Layout, lists: tuple, load: float) -> tuple | None:
 def once(layout: Layout, lists: tuple, load: float) -> tuple | None:
     """Capacities for a whole run of points of offered load up to `load` (`sim.list_sizing:
     once`): the estimate of `first`, and past ONCE_LIGHT_UP_TO (where uniform and adversarial
-    traffic can saturate) the counts of a saturated network (SATURATED_SHARE of every ring)."""
+    traffic can saturate) the counts of a saturated network (`saturated`)."""
     if not lists:
         return None
     guess = 1.25 * first_guess(layout, load)
     if load > ONCE_LIGHT_UP_TO:
-        guess = np.maximum(guess, np.asarray(SATURATED_SHARE) * np.asarray([options[-1] for options in lists]))
+        guess = np.maximum(guess, saturated(layout, lists))
     return fit(lists, guess, grow=1.0)
+
+
+def saturated(layout: Layout, lists: tuple):
+    """Entries each list needs on a saturated network: SATURATED_SHARE of every ring (or
+    server), at most SATURATED_PER_SERVER per server."""
+    every = np.asarray([options[-1] for options in lists], dtype=float)
+    return np.minimum(np.asarray(SATURATED_SHARE) * every, np.asarray(SATURATED_PER_SERVER) * layout.servers)
 
 
 def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:
@@ -171,7 +184,7 @@ def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:
     routed alone (`heads_only`): HEADS_PER_LOAD per server and unit of load up to
     HEADS_LIGHT_UP_TO, beyond it those of a saturated network."""
     heads = (HEADS_PER_LOAD * layout.servers * load if load <= HEADS_LIGHT_UP_TO
-             else SATURATED_SHARE[HEADS] * lists[HEADS][-1])
+             else saturated(layout, lists)[HEADS])
     return fit(lists, [heads if i == HEADS else options[-1] for i, options in enumerate(lists)], grow=1.0)
 
 

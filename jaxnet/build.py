@@ -20,7 +20,9 @@ The network cache: building a network (an RRG medoid of many samples, path sets,
 tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
 `network_of` keeps what it built in JAXNET_NETWORK_CACHE (default ~/.cache/jaxnet/networks;
 `off`: none), keyed by the three config groups, the contents of any file they name, and
-jaxnet's own source: a changed config or a changed jaxnet builds anew.
+jaxnet's own source: a changed config or a changed jaxnet builds anew. Topologies are kept
+there too (`topology_of`, keyed by the topology group), so the routings of a sweep on one
+network build its topology once (an RRG medoid of 100 samples of 1,224 routers: 40 s).
 """
 from __future__ import annotations
 
@@ -149,36 +151,52 @@ def _network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> 
 
 def network_of(config: Mapping) -> Network:
     """The network of a config's `topology`, `routing` and `router` groups, from the network
-    cache when it holds it (see the module docstring)."""
-    path = _cache_path(config)
+    cache when it holds it (see the module docstring); its topology from the cache too."""
+    return _cached("network", {key: config[key] for key in ("topology", "routing", "router")},
+                   lambda: network(topology_of(config["topology"]), routing(config["routing"]),
+                                   router(config["router"])))
+
+
+def topology_of(cfg: Mapping) -> Topology:
+    """The topology of a `topology` group, from the network cache when it was built before:
+    every routing of a sweep on one network shares it (an RRG medoid of 100 samples of
+    1,224 routers takes tens of seconds)."""
+    return _cached("topology", {"topology": cfg}, lambda: topology(cfg))
+
+
+def _cached(kind: str, groups: Mapping, build_it):
+    """What `build_it()` builds for these config groups, from the network cache when it
+    holds it; written there once built (atomically: readers never see half an entry)."""
+    path = _cache_path(kind, groups)
     if path is not None and path.is_file():
         try:
             built = pickle.loads(path.read_bytes())
-            log.info("network from the cache: %s", path)
+            log.info("%s from the cache: %s", kind, path)
             return built
         except Exception:  # noqa: BLE001 (a damaged or foreign entry is rebuilt)
-            log.warning("network cache entry %s unreadable: building the network again", path)
+            log.warning("%s cache entry %s unreadable: building the %s again", kind, path, kind)
     start = time.perf_counter()
-    built = network(topology(config["topology"]), routing(config["routing"]), router(config["router"]))
+    built = build_it()
     if path is not None:
         try:
             write_atomic_bytes(path, pickle.dumps(built))
-            log.info("network built in %.1f s, cached in %s", time.perf_counter() - start, path)
+            log.info("%s built in %.1f s, cached in %s", kind, time.perf_counter() - start, path)
         except OSError as err:
-            log.warning("network cache %s not written (%s)", path, err)
+            log.warning("%s cache %s not written (%s)", kind, path, err)
     return built
 
 
-def _cache_path(config: Mapping) -> Path | None:
-    """Where the network of `config` is cached, or None with the cache off."""
+def _cache_path(kind: str, groups: Mapping) -> Path | None:
+    """Where the `kind` (network or topology) of these config groups is cached, or None with
+    the cache off."""
     where = os.environ.get("JAXNET_NETWORK_CACHE", "")
     if where == "off":
         return None
-    groups = {key: config[key] for key in ("topology", "routing", "router")}
     files = {value: _file_digest(value) for value in _strings(groups) if os.path.isfile(value)}
     blob = json.dumps([groups, files, _source_digest()], sort_keys=True, default=str)
     home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(where or home / "jaxnet" / "networks") / f"{hashlib.sha256(blob.encode()).hexdigest()[:24]}.pkl"
+    name = hashlib.sha256(blob.encode()).hexdigest()[:24]
+    return Path(where or home / "jaxnet" / "networks") / (f"{name}.pkl" if kind == "network" else f"{kind}-{name}.pkl")
 
 
 def _strings(value) -> list[str]:

@@ -84,15 +84,22 @@ def test_jobs_of_different_networks_run_apart_and_shared_points_once(tmp_path, n
 
 
 def test_the_network_cache_is_hit_on_a_second_sweep_and_missed_after_a_change(tmp_path, network_cache, caplog):
+    """A second build of a network reads it from the cache; a changed router builds a new
+    network on the cached topology (a sweep's routings share their topology); a changed
+    topology builds both."""
     config = compose_jobs(TINY)[0]
     with caplog.at_level(logging.INFO, logger="jaxnet"):
         first = build.network_of(config)
         again = build.network_of(config)
         changed = build.network_of({**config, "router": {**config["router"], "input_buffer": 3}})
+        other = build.network_of({**config, "topology": {**config["topology"], "sides": [3, 4]}})
     messages = [record.getMessage() for record in caplog.records]
-    assert sum("network built" in m for m in messages) == 2 and sum("network from the cache" in m for m in messages) == 1
+    assert sum("network built" in m for m in messages) == 3 and sum("network from the cache" in m for m in messages) == 1
+    assert sum("topology built" in m for m in messages) == 2 and sum("topology from the cache" in m for m in messages) == 1
     assert again.layout == first.layout and changed.layout.router.input_buffer == 3
-    assert len(list(network_cache.glob("*.pkl"))) == 2
+    assert changed.topo.name == first.topo.name and (changed.topo.neighbor == first.topo.neighbor).all()
+    assert other.topo.neighbor.shape[0] == 12
+    assert len(list(network_cache.glob("topology-*.pkl"))) == 2 and len(list(network_cache.glob("*.pkl"))) == 5
 
 
 def test_list_sizing_leaves_a_points_identity_unchanged(tmp_path, network_cache):

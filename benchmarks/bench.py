@@ -9,6 +9,7 @@
     python benchmarks/bench.py --suite study   [--cycles 2000]
     python benchmarks/bench.py --suite sizing  [--cycles 5000]
     python benchmarks/bench.py --suite saturated [--cycles 13000]
+    python benchmarks/bench.py --suite builds  [NAME ...]
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0
@@ -45,6 +46,9 @@ saturated  lists sized once against grown, past saturation: one point of RRG 720
          `--cycles` (default 13,000), then `--chunks` chunks with each set of capacities in
          turn for `--repeats` rounds, on one core: router-cycles/s of each, the capacities and
          the counts they hold.
+builds   the paper-scale networks of the gallery's figures (the experiments named, by default
+         those of docs/gallery.md's paper-scale list), built as a sweep builds them, into a
+         new, empty network cache: seconds per network and per traffic pattern.
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.
@@ -542,6 +546,44 @@ def suite_saturated(args):
     return report
 
 
+def suite_builds(args):
+    """What a lease spends building networks before simulating: each figure's jobs at paper
+    scale in order, every distinct network through `build.network_of` (a sweep's routings
+    share the topology through the cache) and its patterns' traffic for the first seed."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    from gallery import figure_records, paper_figures_left, paper_jobs
+
+    from jaxnet import build
+
+    names = args.names or paper_figures_left(figure_records())
+    report = []
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["JAXNET_NETWORK_CACHE"] = cache
+        for name in names:
+            seen = set()
+            for job in paper_jobs(name):
+                groups = {key: job[key] for key in ("topology", "routing", "router")}
+                if json.dumps(groups, sort_keys=True) in seen:
+                    continue
+                seen.add(json.dumps(groups, sort_keys=True))
+                row = {"figure": name, "topology": job["topology"], "routing": job["routing"]["name"]}
+                start = time.perf_counter()
+                try:
+                    network = build.network_of(groups)
+                except ValueError as err:  # e.g. path weights that the app computes first
+                    report.append({**row, "not_built": str(err)})
+                    continue
+                row.update(network_s=round(time.perf_counter() - start, 1), vcs=network.layout.vcs, traffic_s={})
+                for label, pattern in job["patterns"].items():
+                    start = time.perf_counter()
+                    build.traffic(pattern, network.topo, job["sim"]["seeds"][0])
+                    row["traffic_s"][label] = round(time.perf_counter() - start, 1)
+                report.append(row)
+                print(json.dumps(report[-1]), flush=True)
+                write_report(args, report)
+    return report
+
+
 # row columns that say how a point was batched, not what was simulated
 HOW_ROWS = ("work_lists", "batch", "sub_batch", "vmap_width")
 
@@ -718,7 +760,7 @@ def suite_study(args):
 
 SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
           "gpu": suite_gpu, "memory": suite_memory, "study": suite_study, "sizing": suite_sizing,
-          "saturated": suite_saturated}
+          "saturated": suite_saturated, "builds": suite_builds}
 
 
 def engine_commit() -> str | None:
@@ -766,6 +808,7 @@ def main():
     parser.add_argument("--against", default=None,
                         help="--suite small: a git revision whose engine runs the small jobs end to end beside this one")
     parser.add_argument("--jobs-only", action="store_true", help="--suite small: only the jobs of --against")
+    parser.add_argument("names", nargs="*", help="--suite builds: experiments (default: the gallery's paper-scale list)")
     args = parser.parse_args()
     for name in ("chunks", "repeats", "cycles"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
@@ -774,6 +817,8 @@ def main():
         parser.error(f"--budget-s {args.budget_s}: must be a positive number of seconds")
     if (args.against or args.jobs_only) and args.suite != "small":
         parser.error("--against and --jobs-only go with --suite small")
+    if args.names and args.suite != "builds":
+        parser.error("experiment names go with --suite builds")
     if args.jobs_only and not args.against:
         parser.error("--jobs-only needs --against REV (the jobs run beside revision REV)")
     if args.against and subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],

@@ -246,12 +246,17 @@ PAPER_SCALE_ORDER = ("polarized/fig4", "polarized/fig5", "polarized/fig6", "pola
                      "antmill/fig6", "valiant/fig2", "valiant/fig3", "valiant/fig4", "valiant/fig5")
 
 
+def paper_figures_left(figures: list[dict]) -> list[str]:
+    """The paper-scale figures not yet filed among these records, most valuable first."""
+    done = {r["name"] for r in figures if r["scale"] == "paper" and r["exit"] == 0}
+    rest = [n for n in PAPER_SCALE_ORDER if n not in done]
+    return rest + [n for n in experiments() if n not in done and n not in rest and _has_paper_scale(n)]
+
+
 def remaining(figures: list[dict]) -> list[str]:
     """The page's list of paper-scale figures not yet run, most valuable first, with the
     command that continues from there."""
-    done = {r["name"] for r in figures if r["scale"] == "paper" and r["exit"] == 0}
-    rest = [n for n in PAPER_SCALE_ORDER if n not in done]
-    rest += [n for n in experiments() if n not in done and n not in rest and _has_paper_scale(n)]
+    rest = paper_figures_left(figures)
     if not rest:
         return ["Every figure has run at paper scale.", ""]
     lines = ["## Paper scale: the figures that remain", "",
@@ -295,9 +300,14 @@ def records() -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))]
 
 
+def figure_records() -> list[dict]:
+    """The records of the experiments' figures (not of the other scripts' runs)."""
+    return [r for r in records() if "paper_router_cycles" in r]
+
+
 def page() -> str:
     order = {n: i for i, n in enumerate(experiments())}
-    figures = sorted((r for r in records() if "paper_router_cycles" in r),
+    figures = sorted(figure_records(),
                      key=lambda r: (order.get(r["name"], 99), r["scale"]))
     lines = ["# Gallery: the papers' figures, regenerated",
              "",

@@ -53,10 +53,14 @@ IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
 # sizes a batch for when its loads may saturate, i.e. above ONCE_LIGHT_UP_TO, the smaller of
 # the two. The share binds on small networks, the count per server on large ones with many VCs
 # (RRG 720 with 13 VCs keeps 0.38 of its input rings occupied, 17 per server). Past saturation
-# under adversarial traffic nearly every server has packets to inject (0.92 of them under
-# Polarized's neighbour permutation on RRG 720, which also routes 8.2 heads per server).
+# under adversarial traffic nearly every server has packets to inject (0.92 of them under a
+# neighbour permutation on RRG 720). Heads routed: at most 2.5 per server under
+# available_first (minimal, neighbour permutation), 8.2 under best_first, whose heads waiting
+# for their lowest-total output wake whenever their margin could have closed (Polarized,
+# neighbour permutation): HEADS_PER_SERVER_BEST_FIRST.
 SATURATED_SHARE = (0.9, 0.8, 0.4, 0.85, 0.25, 1.0)
-SATURATED_PER_SERVER = (22.0, 20.0, 10.5, 12.0, 2.0, 1.0)
+SATURATED_PER_SERVER = (22.0, 20.0, 3.2, 12.0, 2.0, 1.0)
+HEADS_PER_SERVER_BEST_FIRST = 10.5
 ONCE_LIGHT_UP_TO = 0.1
 # Heads listed alone (`heads_only`) are sized once for HEADS_PER_LOAD heads that may move per
 # server and unit of offered load up to HEADS_LIGHT_UP_TO (the most measured under uniform
@@ -174,9 +178,13 @@ def once(layout: Layout, lists: tuple, load: float) -> tuple | None:
 
 def saturated(layout: Layout, lists: tuple):
     """Entries each list needs on a saturated network: SATURATED_SHARE of every ring (or
-    server), at most SATURATED_PER_SERVER per server."""
+    server), at most SATURATED_PER_SERVER per server (HEADS_PER_SERVER_BEST_FIRST heads
+    under best_first)."""
     every = np.asarray([options[-1] for options in lists], dtype=float)
-    return np.minimum(np.asarray(SATURATED_SHARE) * every, np.asarray(SATURATED_PER_SERVER) * layout.servers)
+    per_server = np.asarray(SATURATED_PER_SERVER)
+    if layout.router.selection == "best_first":
+        per_server[HEADS] = HEADS_PER_SERVER_BEST_FIRST
+    return np.minimum(np.asarray(SATURATED_SHARE) * every, per_server * layout.servers)
 
 
 def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:

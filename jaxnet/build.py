@@ -22,7 +22,7 @@ tables, the longest route for `vcs: auto`) can take longer than simulating a poi
 `off`: none), keyed by the three config groups, the contents of any file they name, and
 jaxnet's own source: a changed config or a changed jaxnet builds anew. Topologies are kept
 there too (`topology_of`, keyed by the topology group), so the routings of a sweep on one
-network build its topology once (an RRG medoid of 100 samples of 1,224 routers: 40 s).
+network build its topology once (an RRG medoid of many samples).
 """
 from __future__ import annotations
 
@@ -159,8 +159,8 @@ def network_of(config: Mapping) -> Network:
 
 def topology_of(cfg: Mapping) -> Topology:
     """The topology of a `topology` group, from the network cache when it was built before:
-    every routing of a sweep on one network shares it (an RRG medoid of 100 samples of
-    1,224 routers takes tens of seconds)."""
+    every routing of a sweep on one network shares it (an RRG medoid of many samples is
+    the slowest part of building most networks)."""
     return _cached("topology", {"topology": cfg}, lambda: topology(cfg))
 
 

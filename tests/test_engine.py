@@ -402,3 +402,26 @@ def test_list_sizing_auto_is_once_on_accelerators_only():
     assert SimSpec().resolved_list_sizing() == ("once" if jax.default_backend() != "cpu" else "grow")
     with pytest.raises(ValueError, match="sim.list_sizing"):
         SimSpec(list_sizing="fixed")
+
+
+def test_lists_sized_once_bound_the_heads_per_server_only_where_heads_sleep(small_rrg):
+    """Past saturation `once` sizes each list for the smaller of a share of every ring and a
+    count per server; the heads' count per server was measured on heads that sleep when
+    blocked (more of them wake under best_first), so heads that never sleep keep the share."""
+    from jaxnet.sim import capacities
+
+    layout = small_rrg.layout
+    lists = capacities.steps("auto", layout, 1, 10**7)
+    share = capacities.SATURATED_SHARE[capacities.HEADS] * layout.in_vcs
+    per_server = capacities.SATURATED_PER_SERVER[capacities.HEADS] * layout.servers
+    assert per_server < share  # 12 input VCs per server: the count per server binds
+    assert capacities.sleeps(small_rrg.model, lists)
+    assert capacities.saturated(small_rrg.model, lists)[capacities.HEADS] == per_server
+    graph = nx.random_regular_graph(4, 16, seed=3)
+    awake = make_network(graph, servers_per_router=2, vcs=4, request_busy_port=False)
+    assert not capacities.sleeps(awake.model, lists)
+    assert capacities.saturated(awake.model, lists)[capacities.HEADS] == share
+    best_first = make_network(graph, servers_per_router=2, vcs=4, selection="best_first")
+    assert capacities.saturated(best_first.model, lists)[capacities.HEADS] == min(
+        share, capacities.HEADS_PER_SERVER_BEST_FIRST * layout.servers)
+    assert capacities.once(small_rrg.model, lists, 1.0)[capacities.HEADS] >= per_server

@@ -66,7 +66,8 @@ ONCE_LIGHT_UP_TO = 0.1
 # server and unit of offered load up to HEADS_LIGHT_UP_TO (the most measured under uniform
 # traffic up to load 0.7 was 1.6 per server and unit of load, on the Dragonfly a=8 h=4 p=4
 # at 0.7, just below its saturation; Hamming 4x4 0.9), and above it for a saturated network
-# (`saturated`).
+# (SATURATED_SHARE: heads listed alone never sleep, so the counts per server of sleeping
+# heads do not bound them).
 HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
@@ -164,26 +165,30 @@ def first(layout: Layout, lists: tuple, load: float) -> tuple | None:
     return fit(lists, first_guess(layout, load), grow=1.25)
 
 
-def once(layout: Layout, lists: tuple, load: float) -> tuple | None:
+def once(model: Model, lists: tuple, load: float) -> tuple | None:
     """Capacities for a whole run of points of offered load up to `load` (`sim.list_sizing:
     once`): the estimate of `first`, and past ONCE_LIGHT_UP_TO (where uniform and adversarial
     traffic can saturate) the counts of a saturated network (`saturated`)."""
     if not lists:
         return None
-    guess = 1.25 * first_guess(layout, load)
+    guess = 1.25 * first_guess(model.layout, load)
     if load > ONCE_LIGHT_UP_TO:
-        guess = np.maximum(guess, saturated(layout, lists))
+        guess = np.maximum(guess, saturated(model, lists))
     return fit(lists, guess, grow=1.0)
 
 
-def saturated(layout: Layout, lists: tuple):
+def saturated(model: Model, lists: tuple):
     """Entries each list needs on a saturated network: SATURATED_SHARE of every ring (or
     server), at most SATURATED_PER_SERVER per server (HEADS_PER_SERVER_BEST_FIRST heads
-    under best_first)."""
+    under best_first). The heads' count per server holds only where blocked heads sleep
+    (`sleeps`): heads that never sleep are bounded by their share alone."""
+    layout = model.layout
     every = np.asarray([options[-1] for options in lists], dtype=float)
     per_server = np.asarray(SATURATED_PER_SERVER)
     if layout.router.selection == "best_first":
         per_server[HEADS] = HEADS_PER_SERVER_BEST_FIRST
+    if not sleeps(model, lists):
+        per_server[HEADS] = np.inf
     return np.minimum(np.asarray(SATURATED_SHARE) * every, per_server * layout.servers)
 
 
@@ -192,16 +197,16 @@ def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:
     routed alone (`heads_only`): HEADS_PER_LOAD per server and unit of load up to
     HEADS_LIGHT_UP_TO, beyond it those of a saturated network."""
     heads = (HEADS_PER_LOAD * layout.servers * load if load <= HEADS_LIGHT_UP_TO
-             else saturated(layout, lists)[HEADS])
+             else SATURATED_SHARE[HEADS] * lists[HEADS][-1])
     return fit(lists, [heads if i == HEADS else options[-1] for i, options in enumerate(lists)], grow=1.0)
 
 
-def initial(layout: Layout, lists: tuple, load: float, sizing: str) -> tuple | None:
+def initial(model: Model, lists: tuple, load: float, sizing: str) -> tuple | None:
     """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once; heads
     listed alone by `heads_alone`)."""
     if heads_only(lists):
-        return heads_alone(layout, lists, load)
-    return once(layout, lists, load) if sizing == "once" else first(layout, lists, load)
+        return heads_alone(model.layout, lists, load)
+    return once(model, lists, load) if sizing == "once" else first(model.layout, lists, load)
 
 
 def next_capacities(layout: Layout, lists: tuple, peak, current, previous, sizing: str = "grow") -> tuple | None:

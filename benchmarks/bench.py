@@ -563,9 +563,10 @@ def suite_builds(args):
             seen = set()
             for job in paper_jobs(name):
                 groups = {key: job[key] for key in ("topology", "routing", "router")}
-                if json.dumps(groups, sort_keys=True) in seen:
+                key = json.dumps(groups, sort_keys=True)
+                if key in seen:
                     continue
-                seen.add(json.dumps(groups, sort_keys=True))
+                seen.add(key)
                 row = {"figure": name, "topology": job["topology"], "routing": job["routing"]["name"]}
                 start = time.perf_counter()
                 try:

@@ -95,6 +95,20 @@ def test_a_line_on_several_networks_is_one_label_one_colour_per_network_panel():
                                      "Slim Fly q=5, p=4"]
 
 
+def test_patterns_in_one_network_panel_are_curves_of_their_own():
+    """Load curves in panels by network that hold two patterns draw each pattern as its own
+    curve (never their average), labelled with the pattern."""
+    rows = experiment_rows("antmill/ksp_switch_perm")
+    collect.assign_panels(rows, "network")
+    assert collect.patterns_share_panels(rows, "panel")
+    names = collect.assign_curves(rows, "panel", by_pattern=True)
+    assert len(names) == 4  # 2 networks x 2 patterns
+    assert set(names.values()) == {"8-KSP, uniform", "8-KSP, switch perm. 1"}
+    for panel in {r["panel"] for r in rows}:
+        curves = {r["curve"]: r["traffic"] for r in rows if r["panel"] == panel}
+        assert sorted(curves.values()) == ["switch perm. 1", "uniform"]
+
+
 def test_patterns_sharing_a_label_get_panels_of_their_own():
     rows = rows_of_jobs([plain_job("traffic=antmill", "traffic.lam=1", LOADS),
                          plain_job("traffic=antmill", "traffic.lam=2", "traffic.unique=false", LOADS)])
@@ -269,6 +283,17 @@ def test_jaxnet_plot_bad_arguments_are_one_line(tmp_path, plain_rows, capsys):
     assert plot.main([str(good), "--out", str(elsewhere)]) == 2
     assert "not among the inputs" in _one_line(capsys.readouterr().err)
     assert len(collect.load([elsewhere])[0]) == 2
+
+
+def test_two_lines_of_one_configuration_both_keep_their_rows(tmp_path, plain_rows):
+    """valiant/adv_local_buffers at paper scale: two lines whose settings coincide there are
+    one configuration; merging keeps each line's rows (a claim on either finds them), and the
+    same line's rows found twice are merged once."""
+    rows = [dict(r, experiment="e", line="a") for r in plain_rows[:3]]
+    twin = [dict(r, line="b") for r in rows]
+    merged = collect.load([_run_dir(tmp_path / "a", rows), _run_dir(tmp_path / "b", twin),
+                           _run_dir(tmp_path / "again", rows)])[0]
+    assert sorted(r["line"] for r in merged) == ["a", "a", "a", "b", "b", "b"]
 
 
 def test_rows_without_a_json_configuration_are_refused(tmp_path, plain_rows):

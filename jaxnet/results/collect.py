@@ -59,6 +59,8 @@ def _check_configs(path: Path, rows: Sequence[Mapping]) -> None:
 
 def load(dirs: Iterable[Path], unreadable: list[str] | None = None) -> tuple[list[dict], int]:
     """(rows of every results.csv found, each point once; number of damaged rows dropped). A
+    point is a configuration, load and seed of one experiment line, network and pattern: two
+    lines whose configurations coincide (at one scale) keep their rows each. A
     file that is not a jaxnet results table raises a ValueError naming it, unless
     `unreadable` is a list: then its message is added there and the file skipped."""
     rows, damaged, seen = [], 0, set()
@@ -73,7 +75,8 @@ def load(dirs: Iterable[Path], unreadable: list[str] | None = None) -> tuple[lis
             continue
         damaged += bad
         for row in good:
-            key = (row["config_id"], row["offered_load"], row["seed"])
+            key = tuple(row.get(column) for column in ("experiment", "line", "network", "traffic")) + (
+                row["config_id"], row["offered_load"], row["seed"])
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
@@ -114,17 +117,21 @@ def _line_labels(experiment: Mapping, rows: Sequence[Mapping]) -> dict[str, str]
 
 
 def assign_curves(rows: Sequence[dict], panel_key: str | None = None,
-                  experiment: Mapping | None = None) -> dict[str, str]:
+                  experiment: Mapping | None = None, by_pattern: bool = False) -> dict[str, str]:
     """Set row['curve'] (an id of the configuration) on every row; return {curve id: label}
     in legend order (the experiment's line order, else first appearance). Curves that share
-    a label in one panel (a value of `panel_key`) get what tells them apart added."""
+    a label in one panel (a value of `panel_key`) get what tells them apart added. With
+    `by_pattern`, each pattern is a curve of its own, its label followed by the pattern's
+    (load curves in panels that hold several patterns: `patterns_share_panels`)."""
     experiment = experiment if experiment is not None else experiment_of(rows)
-    configs = {}
+    configs, traffic_of = {}, {}
     for row in rows:
         config = _curve_config(row)
-        key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        identity = [config, row.get("traffic")] if by_pattern else config
+        key = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:10]
         row["curve"] = key
         configs.setdefault(key, config)
+        traffic_of[key] = row.get("traffic")
     if rows and all(row.get("line") for row in rows):
         by_line = _line_labels(experiment, rows)
         order = list(experiment.get("lines") or {})
@@ -133,6 +140,8 @@ def assign_curves(rows: Sequence[dict], panel_key: str | None = None,
         names = {curve: by_line[line_of[curve]] for curve in ranked}
     else:
         names = labels.curve_labels(configs)
+    if by_pattern:
+        names = {curve: f"{name}, {traffic_of[curve]}" for curve, name in names.items()}
     panels = defaultdict(set)
     for row in rows:
         panels[row["curve"]].add(row.get(panel_key) if panel_key else None)
@@ -142,6 +151,15 @@ def assign_curves(rows: Sequence[dict], panel_key: str | None = None,
         if any(panels[a] & panels[b] for i, a in enumerate(sharing) for b in sharing[i + 1:]):
             out.update(labels.distinguish({c: name for c in sharing}, {c: configs[c] for c in sharing}))
     return out
+
+
+def patterns_share_panels(rows: Sequence[Mapping], panel_key: str) -> bool:
+    """Whether some panel (a value of `panel_key`) holds rows of several patterns: panels by
+    network where a network runs more than one."""
+    patterns = defaultdict(set)
+    for row in rows:
+        patterns[row.get(panel_key)].add(row.get("traffic"))
+    return any(len(in_panel) > 1 for in_panel in patterns.values())
 
 
 def experiment_of(rows: Sequence[Mapping]) -> dict:
@@ -241,6 +259,11 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
         panel = experiment.get("panel", "traffic")
         panel_titles = assign_panels(group, panel)
         curve_labels = assign_curves(group, "panel", experiment)
+        # load curves: a curve per pattern where a panel holds several (bars group them instead)
+        curve_rows, load_curve_labels = group, curve_labels
+        if patterns_share_panels(group, "panel"):
+            curve_rows = [dict(row) for row in group]
+            load_curve_labels = assign_curves(curve_rows, "panel", experiment, by_pattern=True)
         prefix = f"{name.replace('/', '_')}_" if len(by_experiment) > 1 and name else ""
         title = _title(group, experiment, panel)
         scales = {r.get("scale") for r in group}
@@ -264,7 +287,7 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                 written += plots.bars_figure(group, path, _title(group, experiment, "network"), "network",
                                              group_key, bounds, curve_labels, network_titles, group_titles, formats)
             else:
-                written += plots.curves_figure(group, kind, path, title, "panel", bounds, curve_labels,
+                written += plots.curves_figure(curve_rows, kind, path, title, "panel", bounds, load_curve_labels,
                                                panel_titles, formats)
         if experiment.get("summary"):
             block = experiment["summary"]

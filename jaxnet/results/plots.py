@@ -137,6 +137,12 @@ def _wrap(text: str, width_in: float, size: float) -> str:
     return "\n".join(textwrap.fill(line, chars) for line in str(text).splitlines())
 
 
+def _panel_title(text: str, panel_width_in: float) -> str:
+    """A panel's title wrapped to its axes: about half an inch of the panel's width is tick
+    labels and the space to the next panel, which a longer title would run into."""
+    return _wrap(text, panel_width_in - 0.5, FONT)
+
+
 def _columns(n_panels: int, widest: int) -> int:
     """Panels per row: at most `widest`, leaving the fewest empty places (then the most per row)."""
     options = range(1, min(n_panels, widest) + 1)
@@ -216,7 +222,7 @@ def build_curves(rows: Sequence[Mapping], kind: str, title: str, panel_key: str 
                 ax.axhline(value, ls="--", lw=0.9, color="grey")
                 ax.annotate(figure_text(bound.get("label", "")), (0.02, value), fontsize=FONT - 2, color="grey",
                             xycoords=("axes fraction", "data"), va="bottom")
-        ax.set_title(_wrap((panel_titles or {}).get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.set_title(_panel_title((panel_titles or {}).get(panel, panel), PANEL[0]), fontsize=FONT)
         ax.tick_params(labelsize=FONT - 1)
         ax.grid(alpha=0.3)
         if x_key == "offered_load":
@@ -275,7 +281,7 @@ def build_bars(rows: Sequence[Mapping], title: str, panel_key: str = "network", 
         ax.set_xticklabels([(group_titles or {}).get(g, g) for g in groups], rotation=45, ha="right",
                            rotation_mode="anchor", fontsize=FONT - 1)
         ax.set_xlim(-0.6, len(groups) - 0.4)
-        ax.set_title(_wrap((panel_titles or {}).get(panel, panel), size[0], FONT), fontsize=FONT)
+        ax.set_title(_panel_title((panel_titles or {}).get(panel, panel), size[0]), fontsize=FONT)
         ax.tick_params(axis="y", labelsize=FONT - 1)
         ax.grid(axis="y", alpha=0.3)
     _y_range(axes, extent, True)
@@ -320,7 +326,7 @@ def build_series(recorded: Sequence[tuple[Mapping, Mapping]], title: str):
             if np.isfinite(start):
                 for ax in (top, bottom):
                     ax.axvspan(start, start + _num(row["measure"]), color=colour, alpha=0.06, lw=0)
-        top.set_title(_wrap(label, PANEL[0], FONT), fontsize=FONT)
+        top.set_title(_panel_title(label, PANEL[0]), fontsize=FONT)
         bottom.set_xlabel("cycle", fontsize=FONT)
         for ax in (top, bottom):
             ax.tick_params(labelsize=FONT - 1)
@@ -391,7 +397,7 @@ def build_faults(rows: Sequence[Mapping], title: str, line_labels: Mapping[str, 
             extent += peaks
             name = line_labels.get(line, line)
             ax.plot(100 * np.asarray(fractions), peaks, marker="o", ms=3, lw=1.2, color=colours[name], label=name)
-        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.set_title(_panel_title(panel_titles.get(panel, panel), PANEL[0]), fontsize=FONT)
         ax.tick_params(labelsize=FONT - 1)
         ax.grid(alpha=0.3)
     _y_range(axes, extent, True)
@@ -431,7 +437,7 @@ def build_completion(rows: Sequence[Mapping], kind: str, title: str, curve_label
             if any(len(v) > 1 for v in values):
                 ax.fill_between(sizes, [min(v) for v in values], [max(v) for v in values], alpha=0.2,
                                 color=colours[curve], lw=0)
-        ax.set_title(_wrap(panel_titles.get(panel, panel), PANEL[0], FONT), fontsize=FONT)
+        ax.set_title(_panel_title(panel_titles.get(panel, panel), PANEL[0]), fontsize=FONT)
         ax.tick_params(labelsize=FONT - 1)
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)

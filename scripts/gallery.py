@@ -336,6 +336,9 @@ def page() -> str:
              "line with four VCs, 6.7 M for Valiant's eight, and Polarized's thirteen about 2.8 M, whose",
              "batch, half its loads past saturation, would take 6.5 min on its own (docs/performance.md).",
              "The GPU times of the README's table are extrapolated from those rates.",
+             "Each paper-scale figure below names the device it ran on: those whose networks are",
+             "small (the Angara torus, the balanced-paths networks) or whose sweep is short ran on",
+             "the CI machine's CPU, one figure per core; the list below is what waits for a GPU.",
              ""]
     lines += remaining(figures)
     for r in figures:

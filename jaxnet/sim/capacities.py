@@ -66,8 +66,7 @@ ONCE_LIGHT_UP_TO = 0.1
 # server and unit of offered load up to HEADS_LIGHT_UP_TO (the most measured under uniform
 # traffic up to load 0.7 was 1.6 per server and unit of load, on the Dragonfly a=8 h=4 p=4
 # at 0.7, just below its saturation; Hamming 4x4 0.9), and above it for a saturated network
-# (SATURATED_SHARE: heads listed alone never sleep, so the counts per server of sleeping
-# heads do not bound them).
+# (`saturated`: heads listed alone never sleep, so their share alone bounds them).
 HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
@@ -192,12 +191,12 @@ def saturated(model: Model, lists: tuple):
     return np.minimum(np.asarray(SATURATED_SHARE) * every, per_server * layout.servers)
 
 
-def heads_alone(layout: Layout, lists: tuple, load: float) -> tuple:
+def heads_alone(model: Model, lists: tuple, load: float) -> tuple:
     """Capacities for a whole run of points of offered load up to `load` that lists the heads
     routed alone (`heads_only`): HEADS_PER_LOAD per server and unit of load up to
     HEADS_LIGHT_UP_TO, beyond it those of a saturated network."""
-    heads = (HEADS_PER_LOAD * layout.servers * load if load <= HEADS_LIGHT_UP_TO
-             else SATURATED_SHARE[HEADS] * lists[HEADS][-1])
+    heads = (HEADS_PER_LOAD * model.layout.servers * load if load <= HEADS_LIGHT_UP_TO
+             else saturated(model, lists)[HEADS])
     return fit(lists, [heads if i == HEADS else options[-1] for i, options in enumerate(lists)], grow=1.0)
 
 
@@ -205,7 +204,7 @@ def initial(model: Model, lists: tuple, load: float, sizing: str) -> tuple | Non
     """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once; heads
     listed alone by `heads_alone`)."""
     if heads_only(lists):
-        return heads_alone(model.layout, lists, load)
+        return heads_alone(model, lists, load)
     return once(model, lists, load) if sizing == "once" else first(model.layout, lists, load)
 
 

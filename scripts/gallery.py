@@ -5,6 +5,7 @@
     python scripts/gallery.py polarized/fig4,polarized/fig5,polarized/fig6 --scale paper  # one sweep
     python scripts/gallery.py --tables              # the balanced-paths and Angara scripts
     python scripts/gallery.py --refresh             # re-merge finished sweeps (plots, claims)
+    python scripts/gallery.py --refresh valiant/fig2 --scale paper  # only this figure
     python scripts/gallery.py --only-page           # rewrite docs/gallery.md from what ran
 
 Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -221,23 +223,25 @@ def publish(out: Path, record: dict) -> None:
     save_record(key, record)
 
 
-def refresh() -> None:
-    """Re-merge every finished sweep (figures from its rows, claims as its experiment file
-    states them now, e.g. after a change to the plots or to a claim's cause) without simulating
-    again; wall times are kept. Records whose sweeps are not on this machine keep their
-    figures and numbers and get their claims' causes restated from the experiment file."""
+def refresh(names: Sequence[str] = (), scale: str = "small") -> None:
+    """Re-merge finished sweeps (figures from their rows, titles and claims as their experiment
+    files state them now, e.g. after a change to the plots or to a claim's cause) without
+    simulating again; wall times are kept. `names`: only these figures at `scale` (default:
+    every record). Records whose sweeps hold no rows on this machine keep their figures and
+    numbers and get their claims' causes restated from the experiment file."""
     for record in records():
-        if "scale" not in record:
+        if "scale" not in record or (names and (record["name"] not in names or record["scale"] != scale)):
             continue
-        claims_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"].get("claims", [])
+        experiment_now = sweep_jobs(record["name"], record["scale"])[0]["experiment"]
         out = sweep_dir(record["name"], record["scale"])
         sweep = OUT / record["scale"] / record.get("sweep", out.name)  # figures run together share a sweep
-        if sweep.is_dir():
-            rows = [r for r in sweep_rows(sweep) if r.get("experiment") == record["name"]]
-            collect.write_outputs(rows, out, claims_now={record["name"]: claims_now})
+        rows = [r for r in sweep_rows(sweep) if r.get("experiment") == record["name"]]
+        if rows:
+            collect.write_outputs(rows, out, experiments_now={record["name"]: experiment_now})
             publish(out, record)
         elif record.get("claims"):
-            record["claims"] = claim_tables.with_causes(record["claims"], {c["claim"]: c.get("cause") for c in claims_now})
+            causes = {c["claim"]: c.get("cause") for c in experiment_now.get("claims", [])}
+            record["claims"] = claim_tables.with_causes(record["claims"], causes)
             save_record(figure_key(record["name"], record["scale"]), record)
 
 
@@ -383,7 +387,8 @@ def main() -> None:
                         help="an override for every sweep that leaves its results unchanged, e.g. "
                              "sim.checkpoint_every=5000 (a sweep cut off resumes from its last checkpoint)")
     parser.add_argument("--tables", action="store_true", help="run the balanced-paths and Angara scripts")
-    parser.add_argument("--refresh", action="store_true", help="re-merge finished sweeps (no simulation)")
+    parser.add_argument("--refresh", action="store_true",
+                        help="re-merge finished sweeps (no simulation): the named figures at --scale, or all")
     parser.add_argument("--only-page", action="store_true", help="only rewrite docs/gallery.md")
     args = parser.parse_args()
     unchanged = [f"sim.{key}" for key in NOT_RESULTS["sim"] if key not in ("loads", "seeds", "record")]
@@ -392,7 +397,7 @@ def main() -> None:
             parser.error(f"--set {setting}: must be KEY=VALUE with KEY one of {', '.join(unchanged)} "
                          "(settings that leave a figure's results unchanged)")
     if args.refresh:
-        refresh()
+        refresh([name for names in args.names for name in names.split(",")], args.scale)
     elif args.tables:
         for key in SCRIPTS:
             run_script(key)

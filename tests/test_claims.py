@@ -136,12 +136,16 @@ def test_write_outputs_puts_the_claims_of_the_experiment_in_claims_md(tmp_path):
 
 
 def test_write_outputs_evaluates_the_claims_as_they_read_now(tmp_path):
-    """A claim edited after the run (here its cause) is what claims.md shows when the rows are
-    merged again with the experiment's current claims (`scripts/gallery.py --refresh`)."""
+    """A claim or title edited after the run (here a cause and the title) is what claims.md
+    shows when the rows are merged again with the experiment as its file reads now
+    (`scripts/gallery.py --refresh`)."""
     rows = experiment_rows("polarized/fig4", capacity=lambda job, label: 0.8)
     now = [dict(claim, cause="edited after the run") for claim in _experiment("polarized/fig4")["claims"]]
-    collect.write_outputs(rows, tmp_path, formats=["svg"], claims_now={"polarized/fig4": now})
-    lines = [line for line in (tmp_path / "claims.md").read_text().splitlines() if line.startswith("| ") and "---" not in line]
+    collect.write_outputs(rows, tmp_path, formats=["svg"],
+                          experiments_now={"polarized/fig4": {"title": "Retitled", "claims": now}})
+    text = (tmp_path / "claims.md").read_text()
+    assert text.startswith("# Retitled: paper vs jaxnet")
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(lines) == 1 + len(now) and all(line.endswith("| edited after the run |") for line in lines[1:])
     collect.write_outputs(rows, tmp_path, formats=["svg"])
     assert "edited after the run" not in (tmp_path / "claims.md").read_text()

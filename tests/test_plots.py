@@ -99,7 +99,9 @@ def test_patterns_in_one_network_panel_are_curves_of_their_own():
     """Load curves in panels by network that hold two patterns draw each pattern as its own
     curve (never their average), labelled with the pattern."""
     rows = experiment_rows("antmill/ksp_switch_perm")
-    collect.assign_panels(rows, "network")
+    titles = collect.assign_panels(rows, "network")
+    # two samples of one RRG: their panels tell the samples apart
+    assert list(titles.values()) == ["RRG 64/5, p=2 (seed=1)", "RRG 64/5, p=2 (seed=2)"]
     assert collect.patterns_share_panels(rows, "panel")
     names = collect.assign_curves(rows, "panel", by_pattern=True)
     assert len(names) == 4  # 2 networks x 2 patterns

@@ -92,3 +92,27 @@ def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(
     with tarfile.open(tmp_path / "gallery.tar.gz") as archive:
         names = archive.getnames()
     assert "docs/gallery.md" in names and any(n.startswith("docs/gallery/records/") for n in names)
+
+
+def test_gallery_refresh_merges_only_the_named_figures_and_keeps_records_without_rows(monkeypatch):
+    """scripts/gallery.py --refresh NAME --scale S re-merges only that figure, with its title and
+    claims as the experiment file states them now; a record whose sweep holds no rows on this
+    machine (figures filed from another machine) keeps its figures and only has its causes
+    restated."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    gallery = load_script(ROOT / "scripts" / "gallery.py")
+    claim = {"claim": "c", "cause": "now"}
+    records = [{"name": "a/fig1", "scale": "paper", "claims": "| c | was |"},
+               {"name": "a/fig1", "scale": "small", "claims": "| c | was |"},
+               {"name": "b/fig2", "scale": "paper", "claims": "| c | was |"}]
+    merged, published, saved = [], [], []
+    monkeypatch.setattr(gallery, "records", lambda: [dict(r) for r in records])
+    monkeypatch.setattr(gallery, "sweep_jobs", lambda name, scale: [{"experiment": {"title": "T", "claims": [claim]}}])
+    monkeypatch.setattr(gallery, "sweep_rows", lambda sweep: [{"experiment": "a/fig1"}] if "a_fig1" in str(sweep) else [])
+    monkeypatch.setattr(gallery.collect, "write_outputs", lambda rows, out, experiments_now: merged.append(experiments_now))
+    monkeypatch.setattr(gallery, "publish", lambda out, record: published.append((record["name"], record["scale"])))
+    monkeypatch.setattr(gallery.claim_tables, "with_causes", lambda table, causes: f"restated {causes}")
+    monkeypatch.setattr(gallery, "save_record", lambda key, record: saved.append(record))
+    gallery.refresh(["a/fig1", "b/fig2"], "paper")
+    assert merged == [{"a/fig1": {"title": "T", "claims": [claim]}}] and published == [("a/fig1", "paper")]
+    assert [(r["name"], r["claims"]) for r in saved] == [("b/fig2", "restated {'c': 'now'}")]

@@ -172,12 +172,14 @@ def experiment_of(rows: Sequence[Mapping]) -> dict:
 
 
 def _networks(rows: Sequence[Mapping]) -> dict[str, str]:
-    """network (the experiment's name, else the topology) -> its description."""
-    out = {}
+    """network (the experiment's name, else the topology) -> its description; networks
+    described alike (two samples of one RRG) show the topology parameters in which they
+    differ (`RRG 1224/14, p=5 (seed=2)`)."""
+    topologies = {}
     for row in rows:
-        key = row.get("network") or row["topology"]
-        out.setdefault(key, labels.topology_name(config_of(row)["topology"]))
-    return out
+        topologies.setdefault(row.get("network") or row["topology"], config_of(row)["topology"])
+    return labels.distinguish({key: labels.topology_name(topology) for key, topology in topologies.items()},
+                              {key: {"network": topology} for key, topology in topologies.items()})
 
 
 def _title(rows: Sequence[Mapping], experiment: Mapping, panel: str) -> str:
@@ -194,10 +196,9 @@ def assign_panels(rows: Sequence[dict], by: str) -> dict[str, str]:
     patterns is split), titled as the papers name it; a network panel is titled by the
     network's description."""
     if by == "network":
-        titles = _networks(rows)
         for row in rows:
             row["panel"] = row.get("network") or row["topology"]
-        return labels.distinguish(titles, {key: {"network": key} for key in titles})
+        return _networks(rows)
     patterns = list(dict.fromkeys((row[by], row.get("pattern", "{}")) for row in rows))
     shared = {label for label, _ in patterns if sum(other == label for other, _ in patterns) > 1}
     keys = {(label, pattern): f"{label} [{i}]" if label in shared else label
@@ -236,11 +237,12 @@ def _collective_title(row: Mapping) -> str:
 
 def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                   formats: Sequence[str] = plots.DEFAULT_FORMATS,
-                  claims_now: Mapping[str, list] | None = None) -> list[Path]:
+                  experiments_now: Mapping[str, Mapping] | None = None) -> list[Path]:
     """Merged results.csv (unless `merged_csv` is false: the rows are already there), the
     figures (in each of `formats`) and (experiments) claims.md and summary.md in out_dir.
-    claims_now: per experiment name, the claims to evaluate in place of those stored with the
-    rows (the experiment file's as they read now: a cause or a tolerance edited since the run)."""
+    experiments_now: per experiment name, its block as the experiment file reads now, whose
+    title and claims replace those stored with the rows (a title, a cause or a tolerance
+    edited since the run)."""
     formats = plots.check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -253,6 +255,9 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
         by_experiment[row.get("experiment", "")].append(row)
     for name, group in by_experiment.items():
         experiment = experiment_of(group)
+        if name in (experiments_now or {}):  # the title and claims as the file states them now
+            now = experiments_now[name]
+            experiment = {**experiment, **{key: now[key] for key in ("title", "claims") if key in now}}
         # panels in the experiment's network order; within a job, rows are in its pattern order
         order = list(experiment.get("networks") or {})
         group.sort(key=lambda r: order.index(r["network"]) if r.get("network") in order else len(order))
@@ -282,8 +287,8 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
             elif kind == "bars":  # a panel per network, a bar group per pattern
                 group_key = experiment.get("group", "traffic")
                 group_titles = {r[group_key]: labels.panel_title(str(r[group_key])) for r in group}
-                network_titles = {r.get("network", ""): labels.topology_name(config_of(r)["topology"])
-                                  for r in group}
+                networks = _networks(group)
+                network_titles = {r.get("network", ""): networks[r.get("network") or r["topology"]] for r in group}
                 written += plots.bars_figure(group, path, _title(group, experiment, "network"), "network",
                                              group_key, bounds, curve_labels, network_titles, group_titles, formats)
             else:
@@ -295,8 +300,7 @@ def write_outputs(rows: list[dict], out_dir: Path, merged_csv: bool = True,
                 group, "panel", curve_labels, block["reference"], block.get("fractions", [0.5, 0.8]))
             write_atomic(out_dir / f"{prefix}summary.md", text)
             written.append(out_dir / f"{prefix}summary.md")
-        stated = (claims_now or {}).get(name, experiment.get("claims", []))
-        stated = [c for c in stated if c.get("scale", None) in (None, *scales)]
+        stated = [c for c in experiment.get("claims") or [] if c.get("scale", None) in (None, *scales)]
         if stated:
             text = f"# {experiment.get('title', name)}: paper vs jaxnet\n\n" + claims.markdown(
                 claims.evaluate(group, stated))

@@ -6,7 +6,8 @@
 # Runs each named experiment at paper scale (`python scripts/gallery.py --scale paper NAME`;
 # `a,b,c` runs figures that share a network as one sweep) in the order given until SECONDS are
 # spent, then writes $OUT/gallery.tar.gz: the filed figures, rows and claims
-# (docs/gallery/paper/, docs/gallery/records/, docs/gallery.md) and every sweep's rows so far
+# (docs/gallery/paper/, docs/gallery/records/, docs/gallery.md; a sweep cut off by the budget
+# files those of its figures whose points are all done) and every sweep's rows so far
 # (outputs/gallery/paper/), so that a figure cut off by the budget resumes from its finished
 # points once the archive is unpacked in the checkout (`tar -xzf gallery.tar.gz`). One archive,
 # because a device machine returns only a few files from shallow folders. SETTINGS (space

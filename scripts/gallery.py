@@ -165,7 +165,9 @@ def router_cycles(rows: list[dict]) -> int:
 
 def run(names: list[str], scale: str, settings: list[str]) -> None:
     """Run figures as one sweep (`jaxnet -m +experiment=a,b`: jobs of one network and routing
-    batch together across the figures) and file each figure from its own rows."""
+    batch together across the figures) and file each figure from its own rows. A sweep
+    interrupted (Ctrl-C, or a time budget's SIGINT) files the figures whose points are all
+    done; the same command goes on from the rest."""
     out = sweep_dir("+".join(names), scale)
     before = {(r["config_id"], r["offered_load"], r["seed"]) for r in sweep_rows(out)}
     command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", *settings]
@@ -173,12 +175,11 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     start = time.time()
     # the app's module rather than its console script: this Python's jaxnet, installed or not
     app = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"])
+    interrupted = False
     try:
         code = app.wait()
     except KeyboardInterrupt:  # the app has it too: it writes what finished and stops
-        app.wait()
-        sys.exit(f"interrupted: {len(sweep_rows(out))} point(s) of the sweep are done in {out}; "
-                 "the same command goes on from them (nothing filed)")
+        code, interrupted = app.wait(), True
     wall = time.time() - start
     import jax
 
@@ -191,15 +192,29 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
         note += f"; {len(before)} of the sweep's points came from an earlier, interrupted run"
     if len(names) > 1:
         note += f"; one sweep with {', '.join(n for n in names)}, wall time and rate for all of them"
+    filed = []
     for name in names:
-        record = {"name": name, "scale": scale, "exit": code, "wall_s": round(wall, 1),
+        own = [r for r in rows if r.get("experiment") == name]
+        if interrupted and len(own) < figure_points(name, scale):
+            continue
+        record = {"name": name, "scale": scale, "exit": 0 if interrupted else code, "wall_s": round(wall, 1),
                   "device": device, "command": " ".join(command), "sweep": out.name,
-                  "paper_router_cycles": paper_cost(name), "figures": [], "note": note + "."}
-        if len(names) > 1:  # this figure's merged rows, figures and claims in its own directory
-            own = [r for r in rows if r.get("experiment") == name]
-            if own:
-                collect.write_outputs(own, sweep_dir(name, scale))
+                  "paper_router_cycles": paper_cost(name), "figures": [],
+                  "note": note + ("; the sweep was interrupted after every point of this figure had finished"
+                                  if interrupted else "") + "."}
+        if (len(names) > 1 or interrupted) and own:  # its merged rows, figures and claims in its own directory
+            collect.write_outputs(own, sweep_dir(name, scale))
         publish(sweep_dir(name, scale), record)
+        filed.append(name)
+    if interrupted:
+        sys.exit(f"interrupted: {len(rows)} point(s) of the sweep are done in {out}; the same command goes on "
+                 f"from them ({'filed: ' + ', '.join(filed) if filed else 'nothing filed'})")
+
+
+def figure_points(name: str, scale: str) -> int:
+    """Points of a figure at a scale: loads x seeds x patterns of each job."""
+    jobs = paper_jobs(name) if scale == "paper" else sweep_jobs(name, scale)
+    return sum(len(job["sim"]["loads"]) * len(job["sim"]["seeds"]) * len(job["patterns"]) for job in jobs)
 
 
 def publish(out: Path, record: dict) -> None:
@@ -268,12 +283,13 @@ def remaining(figures: list[dict]) -> list[str]:
              "in this order (each sweep resumes where it stopped; `a,b,c` runs figures that share a",
              "network as one sweep, their points batched together) and files their results, figures and",
              "claims under docs/gallery/paper/; `scripts/device_gallery.sh SECONDS NAME...` does the same",
-             "within a time budget and archives the finished points of a figure it cut off, to resume from",
-             "(they are committed under outputs/gallery/paper/; a batch cut off mid-run is lost unless",
+             "within a time budget, files each figure of a sweep it cut off whose points are all done, and",
+             "archives the finished points of the others, to resume from (they are committed under",
+             "outputs/gallery/paper/; a batch cut off mid-run is lost unless",
              "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
     finished = paper_points_done()
-    lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {paper_points(n)} |" for n in rest]
+    lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {figure_points(n, 'paper')} |" for n in rest]
     return lines + [""]
 
 
@@ -286,11 +302,6 @@ def paper_points_done() -> dict[str, int]:
         for r in sweep_rows(sweep):
             done.setdefault(r.get("experiment"), set()).add((r["config_id"], r["offered_load"], r["seed"]))
     return {name: len(points) for name, points in done.items()}
-
-
-def paper_points(name: str) -> int:
-    """Points of a figure at paper scale: loads x seeds x patterns of each job."""
-    return sum(len(job["sim"]["loads"]) * len(job["sim"]["seeds"]) * len(job["patterns"]) for job in paper_jobs(name))
 
 
 def _has_paper_scale(name: str) -> bool:

@@ -116,3 +116,39 @@ def test_gallery_refresh_merges_only_the_named_figures_and_keeps_records_without
     gallery.refresh(["a/fig1", "b/fig2"], "paper")
     assert merged == [{"a/fig1": {"title": "T", "claims": [claim]}}] and published == [("a/fig1", "paper")]
     assert [(r["name"], r["claims"]) for r in saved] == [("b/fig2", "restated {'c': 'now'}")]
+
+
+def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch):
+    """An interrupted sweep of several figures (Ctrl-C, or device_gallery.sh's budget) files
+    each figure whose points are all done, and only those; the exit message names them."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    gallery = load_script(ROOT / "scripts" / "gallery.py")
+
+    class InterruptedApp:
+        waited = 0
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def wait(self):
+            InterruptedApp.waited += 1
+            if InterruptedApp.waited == 1:
+                raise KeyboardInterrupt
+            return 130
+
+    def row(experiment, load):
+        return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1}
+
+    calls = iter([[], [row("a/fig1", 0.1), row("a/fig1", 0.2), row("b/fig2", 0.1)]])
+    merged, published = [], []
+    monkeypatch.setattr(gallery.subprocess, "Popen", InterruptedApp)
+    monkeypatch.setattr(gallery, "sweep_rows", lambda out: next(calls))
+    monkeypatch.setattr(gallery, "figure_points", lambda name, scale: 2)
+    monkeypatch.setattr(gallery, "router_cycles", lambda rows: 10**6)
+    monkeypatch.setattr(gallery, "paper_cost", lambda name: None)
+    monkeypatch.setattr(gallery.collect, "write_outputs", lambda rows, out: merged.append(len(rows)))
+    monkeypatch.setattr(gallery, "publish", lambda out, record: published.append(record))
+    with pytest.raises(SystemExit, match="3 point.*filed: a/fig1\\)"):
+        gallery.run(["a/fig1", "b/fig2"], "paper", [])
+    assert merged == [2] and [(r["name"], r["exit"]) for r in published] == [("a/fig1", 0)]
+    assert "interrupted after every point of this figure" in published[0]["note"]

@@ -20,7 +20,8 @@ The network cache: building a network (an RRG medoid of many samples, path sets,
 tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
 `network_of` keeps what it built in JAXNET_NETWORK_CACHE (default ~/.cache/jaxnet/networks;
 `off`: none), keyed by the three config groups, the contents of any file they name, and
-jaxnet's own source: a changed config or a changed jaxnet builds anew. Topologies are kept
+jaxnet's own source (less the apps and the results code, which build nothing): a changed
+config or a changed building code builds anew. Topologies are kept
 there too (`topology_of`, keyed by the topology group), so the routings of a sweep on one
 network build its topology once (an RRG medoid of many samples).
 """
@@ -211,12 +212,25 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+# jaxnet's modules that never build a network (the apps, the Python API that drives them, the
+# results and plots: the building code imports none of them), so that a change there keeps the
+# network cache
+NOT_BUILDING = ("api.py", "cli", "results")
+
+
+def building_sources() -> list[Path]:
+    """jaxnet's source files a network's building may depend on: all but NOT_BUILDING's."""
+    package = Path(__file__).resolve().parent
+    return [source for source in sorted(package.rglob("*.py"))
+            if source.relative_to(package).parts[0] not in NOT_BUILDING]
+
+
 @functools.lru_cache(maxsize=1)
 def _source_digest() -> str:
-    """A digest of jaxnet's source: any change to the code builds networks anew."""
+    """A digest of the source that builds networks: a change to it builds them anew."""
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for source in sorted(package.rglob("*.py")):
+    for source in building_sources():
         digest.update(source.relative_to(package).as_posix().encode() + source.read_bytes())
     return digest.hexdigest()
 

@@ -4,6 +4,8 @@ debug executor in place of SLURM); a network is built once and then comes from t
 cache until its config changes; `jaxnet.run` returns the command's rows."""
 import csv
 import logging
+import re
+from pathlib import Path
 
 import pytest
 from apps import run_app
@@ -81,6 +83,20 @@ def test_jobs_of_different_networks_run_apart_and_shared_points_once(tmp_path, n
     twice = compose_jobs([*TINY, "traffic=uniform"]) * 2  # the same points in two jobs: simulated once
     first, second = run_jobs([(job, tmp_path / str(n)) for n, job in enumerate(twice)], progress=False)
     assert _results(first) == _results(second) and {row["batch"] for row in first} == {2}
+
+
+def test_the_network_cache_is_keyed_by_the_code_that_builds_networks():
+    """The cache key covers every module a network's building may import (topologies,
+    routings, paths, the engine's layout) and leaves out the apps, the Python API and the
+    results code, so that a change to a plot keeps the cached networks; no building module
+    imports those."""
+    package = Path(build.__file__).resolve().parent
+    sources = {source.relative_to(package).as_posix() for source in build.building_sources()}
+    assert {"build.py", "topology/rrg.py", "routing/polarized.py", "paths/pathset.py", "sim/layout.py"} <= sources
+    assert not any(source.startswith(("cli/", "results/")) or source == "api.py" for source in sources)
+    not_building = "|".join(module.removesuffix(".py") for module in build.NOT_BUILDING)
+    for source in build.building_sources():  # module-level imports (jaxnet/__init__'s are lazy)
+        assert not re.search(rf"^(from|import) jaxnet\.({not_building})\b", source.read_text(), re.M), source
 
 
 def test_the_network_cache_is_hit_on_a_second_sweep_and_missed_after_a_change(tmp_path, network_cache, caplog):

@@ -19,11 +19,12 @@ conf/router/default.yaml, conf/sim/default.yaml), as on the command line.
 The network cache: building a network (an RRG medoid of many samples, path sets, routing
 tables, the longest route for `vcs: auto`) can take longer than simulating a point, so
 `network_of` keeps what it built in JAXNET_NETWORK_CACHE (default ~/.cache/jaxnet/networks;
-`off`: none), keyed by the three config groups, the contents of any file they name, and
-jaxnet's own source (less the apps and the results code, which build nothing): a changed
-config or a changed building code builds anew. Topologies are kept
-there too (`topology_of`, keyed by the topology group), so the routings of a sweep on one
-network build its topology once (an RRG medoid of many samples).
+`off`: none), keyed by the three config groups over their config files' defaults (a
+changed default is a changed config), the contents of any file they name, and jaxnet's own
+source (less the apps and the results code, which build nothing): a changed config or a
+changed building code builds anew. Topologies are kept there too (`topology_of`, keyed by
+the topology group), so the routings of a sweep on one network build its topology once (an
+RRG medoid of many samples).
 """
 from __future__ import annotations
 
@@ -153,7 +154,7 @@ def _network(topo: Topology, scheme: RoutingScheme, router_spec: RouterSpec) -> 
 def network_of(config: Mapping) -> Network:
     """The network of a config's `topology`, `routing` and `router` groups, from the network
     cache when it holds it (see the module docstring); its topology from the cache too."""
-    return _cached("network", {key: config[key] for key in ("topology", "routing", "router")},
+    return _cached("network", {key: defaults(key, config[key]) for key in ("topology", "routing", "router")},
                    lambda: network(topology_of(config["topology"]), routing(config["routing"]),
                                    router(config["router"])))
 
@@ -162,7 +163,7 @@ def topology_of(cfg: Mapping) -> Topology:
     """The topology of a `topology` group, from the network cache when it was built before:
     every routing of a sweep on one network shares it (an RRG medoid of many samples is
     the slowest part of building most networks)."""
-    return _cached("topology", {"topology": cfg}, lambda: topology(cfg))
+    return _cached("topology", {"topology": defaults("topology", cfg)}, lambda: topology(cfg))
 
 
 def _cached(kind: str, groups: Mapping, build_it):

@@ -85,6 +85,21 @@ def test_jobs_of_different_networks_run_apart_and_shared_points_once(tmp_path, n
     assert _results(first) == _results(second) and {row["batch"] for row in first} == {2}
 
 
+def test_the_network_cache_is_keyed_by_groups_over_their_defaults(network_cache, caplog):
+    """A group that leaves keys to its config file's defaults and one that spells them out
+    are one network in the cache (a changed default file is then a changed key)."""
+    config = compose_jobs(TINY)[0]
+    spelled = {**config, "router": build.defaults("router", {}) | config["router"]}
+    short = {**config, "router": {key: value for key, value in config["router"].items()
+                                  if build.defaults("router", {}).get(key) != value}}
+    assert short["router"] != spelled["router"]
+    with caplog.at_level(logging.INFO, logger="jaxnet"):
+        build.network_of(spelled)
+        build.network_of(short)
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("network built" in m for m in messages) == 1 and sum("network from the cache" in m for m in messages) == 1
+
+
 def test_the_network_cache_is_keyed_by_the_code_that_builds_networks():
     """The cache key covers every module a network's building may import (topologies,
     routings, paths, the engine's layout) and leaves out the apps, the Python API and the

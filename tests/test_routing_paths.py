@@ -2,6 +2,7 @@
 and whole tiny simulations."""
 import itertools
 
+import jax
 import networkx as nx
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.routing.route_tables import route_routers, with_weights
 from jaxnet.routing.table import TablePaths
+from jaxnet.sim.run import batch_tables
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
 
@@ -333,3 +335,28 @@ def test_ksp8_on_the_ant_mill_rrg_builds_in_minutes():
     assert (count[~np.eye(720, dtype=bool)] == 8).all()
     summary = scheme.summary(topo, tables)
     assert summary["paths"] == 720 * 719 * 8 and summary["memory_bytes"] < 64 << 20
+
+
+@pytest.mark.parametrize("vmap_width", [None, 1], ids=["vmapped", "one at a time"])
+def test_points_with_their_own_path_weights_run_as_one_batch(rrg, vmap_width):
+    """Points whose routing tables differ only in their values (path weights) run as one
+    batch, each with its own tables (`simulate(..., tables=...)`), with rows identical to
+    each run with its weights alone; only the leaves that differ are held per simulation."""
+    network = _network(rrg, KShortestPaths(k=4), vcs=6)
+    n_paths = network.tables.n_paths
+    first_only = np.zeros(n_paths, np.float32)
+    first_only[np.asarray(network.tables.first).reshape(-1)[np.asarray(network.tables.count).reshape(-1) > 0]] = 1.0
+    weighted = [network, with_weights(network, first_only), with_weights(network, np.arange(1, n_paths + 1))]
+    spec = SimSpec(warmup=100, measure=300, chunk=100, vmap_width=vmap_width)
+    points = [(0.3, 1), (0.6, 2), (0.6, 1)]
+    traffic = {"name": "uniform"}
+    together, _ = simulate_cfg(network, traffic, points, spec, tables=[n.tables for n in weighted])
+    alone = [simulate_cfg(n, traffic, [point], spec)[0][0] for n, point in zip(weighted, points)]
+    how = ("wall_s", "first_chunk_s", "batch", "vmap_width", "work_lists")  # how it ran, not what
+    assert [{k: v for k, v in row.items() if k not in how} for row in together] == [
+        {k: v for k, v in row.items() if k not in how} for row in alone]
+    assert together[1]["average_hops"] < together[0]["average_hops"]  # the first (shortest) path only
+    tables, per_simulation = batch_tables(network, [n.tables for n in weighted], 4)
+    leaves = jax.tree_util.tree_leaves(network.tables)
+    assert sum(per_simulation) == 1 and jax.tree_util.tree_leaves(tables)[per_simulation.index(True)].shape == (4, n_paths)
+    assert batch_tables(network, [network.tables] * 2, 2)[1] is None and len(leaves) == len(per_simulation)

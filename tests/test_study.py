@@ -58,6 +58,28 @@ def test_a_two_pattern_sweep_runs_as_one_batch(tmp_path, launcher, network_cache
         assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
 
 
+def test_a_sweep_over_path_weights_runs_as_one_batch(tmp_path, network_cache):
+    """Jobs whose routing differs only in its tables' values (`table` path weights) share a
+    structure and run as one batch, each point with its own weights, with rows identical to
+    each job run alone."""
+    table = [*TINY[:3], "routing=table", "+routing.paths={k: 2}", *TINY[4:]]
+    jobs = [compose_jobs([*table, f"routing.weights={weights}"])[0] for weights in ("uniform", "shortest")]
+    assert structure_key(jobs[0]) == structure_key(jobs[1])
+    sweep = tmp_path / "sweep"
+    code, stderr = run_app(simulate_app, tmp_path / "run", "-m", *table, "routing.weights=uniform,shortest",
+                           f"hydra.sweep.dir={sweep}")
+    assert code == 0, stderr
+    together = [_rows(sweep / job / "results.csv") for job in ("0", "1")]
+    assert {row["batch"] for rows in together for row in rows} == {"4"}  # 2 weightings x 2 loads stepped together
+    assert together[0][1]["average_hops"] != together[1][1]["average_hops"]  # each point routed by its own weights
+    for job, weights in (("0", "uniform"), ("1", "shortest")):
+        code, stderr = run_app(simulate_app, tmp_path / f"alone_{weights}", *table, f"routing.weights={weights}")
+        assert code == 0, stderr
+        alone = _rows(tmp_path / f"alone_{weights}" / "results.csv")
+        assert {row["batch"] for row in alone} == {"2"}
+        assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+
+
 def test_experiments_swept_by_name_run_every_line_with_the_scale_given(tmp_path, network_cache):
     """The README's study command, `jaxnet -m +experiment=a,b scale=...`: `scale` exists only
     once an experiment is composed, so it is passed on to every job (`++scale`); the two

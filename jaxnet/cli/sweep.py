@@ -28,6 +28,7 @@ from jaxnet.cli.experiment import resolve
 from jaxnet.core.files import require_writable, write_atomic
 from jaxnet.core.validate import require
 from jaxnet.results import collect, plots, records
+from jaxnet.routing import ROUTINGS
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
 from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
@@ -46,9 +47,14 @@ class DeadlockError(RunFailed):
 
 def structure_key(job: dict) -> str:
     """What jobs must share to run their points as one batch: the network (topology,
-    routing, router) and the run's cycles; the patterns, loads and seeds may differ."""
+    routing, router) and the run's cycles; the patterns, loads and seeds may differ, and so
+    may the routing keys that change only its tables' values (`RoutingScheme.table_values`:
+    path weights)."""
     sim = {k: v for k, v in job["sim"].items() if k not in ("loads", "seeds", "sub_batch", "workers")}
-    return json.dumps({**{k: job[k] for k in ("topology", "routing", "router")}, "sim": sim},
+    name = job["routing"].get("name")
+    values = ROUTINGS[name].table_values if name in ROUTINGS else ()
+    routing = {k: v for k, v in job["routing"].items() if k not in values}
+    return json.dumps({"topology": job["topology"], "routing": routing, "router": job["router"], "sim": sim},
                       sort_keys=True, default=str)
 
 
@@ -123,8 +129,8 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
     for out in outs:
         if out is not None:
             require_writable(out, "hydra.run.dir")
-    first, _ = jobs[0]
-    network = build.network_of({**first, "routing": _routing_to_build(first, spec, outs)})
+    networks = _job_networks(jobs, outs, spec)
+    network = networks[0]
     check_measurable(network.layout.router, spec)
     require_fits(network)
     keys = list(todo)
@@ -137,8 +143,11 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
     batches = plan_sub_batches([(cid, "", point) for cid, point in keys], size, home,
                                spec.checkpoint_every is not None and home is not None)
     tables = {(cid, seed): build_traffic(todo[(cid, (load, seed))][0], network.topo, seed) for cid, (load, seed) in keys}
+    own_tables = len({id(n) for n in networks}) > 1  # jobs whose tables' values differ (path weights)
     sub_batches = [SubBatch([tables[(keys[i][0], keys[i][1][1])] for i in places], [keys[i][1] for i in places],
-                            pad_to, None if home is None else home / name) for places, pad_to, name in batches]
+                            pad_to, None if home is None else home / name,
+                            [networks[todo[keys[i]][1][0][0]].tables for i in places] if own_tables else None)
+                   for places, pad_to, name in batches]
     finished: list[dict] = [{} for _ in jobs]  # per job: its new rows by their place in the job
     with tqdm(total=cycles * len(keys), unit="cycle", unit_scale=True, disable=not progress,
               desc=f"simulating {len(keys)} point(s)") as bar:
@@ -163,14 +172,31 @@ def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: 
         rows[j] += [new[p] for p in sorted(new)]
 
 
-def _routing_to_build(job: dict, spec, outs) -> dict:
+def _job_networks(jobs, outs, spec) -> list:
+    """Each job's network: one per distinct routing config, so that jobs whose routing
+    differs only in its tables' values (`RoutingScheme.table_values`: path weights) share
+    the structure of the first and bring their own tables."""
+    built: dict[str, object] = {}
+    networks = []
+    for (job, _), out in zip(jobs, outs):
+        key = json.dumps(job["routing"], sort_keys=True, default=str)
+        if key not in built:
+            built[key] = build.network_of({**job, "routing": _routing_to_build(job, spec, out)})
+        networks.append(built[key])
+    for network in networks[1:]:
+        require(network.layout == networks[0].layout, "routing", networks[0].routing.name,
+                "jobs batched together whose routing differs only in its tables' values (the same layout)")
+    return networks
+
+
+def _routing_to_build(job: dict, spec, out: Path | None) -> dict:
     """The job's routing config with path weights that need the router model or the
     simulator computed (`jaxnet.tune.resolve_weights`: a `table` scheme's latency or
-    closed-loop weights, written beside the first job's results or to a temporary
-    directory); any other routing as it is."""
+    closed-loop weights, written beside the job's results or to a temporary directory);
+    any other routing as it is."""
     if not needs_weights(job["routing"]):
         return job["routing"]
-    home = next((out for out in outs if out is not None), None) or Path(tempfile.mkdtemp(prefix="jaxnet-weights-"))
+    home = out or Path(tempfile.mkdtemp(prefix="jaxnet-weights-"))
     return resolve_weights(job["routing"], build.topology(job["topology"]), build.router(job["router"]),
                            job["patterns"], spec.seeds, home)
 

@@ -68,6 +68,10 @@ class RoutingScheme:
     phases: ClassVar[int] = 1
     # The selection order `router.selection: auto` takes for this scheme (`jaxnet.sim.policies`).
     selection: ClassVar[str] = "available_first"
+    # Keys of the routing group that change only values of the tables, never their shapes
+    # (path weights): jobs that differ only in them run as one batch, each simulation with
+    # its own tables (`jaxnet.cli.sweep.structure_key`).
+    table_values: ClassVar[tuple[str, ...]] = ()
 
     def build_tables(self, topo: Topology) -> Any:
         """Host-side tables (a pytree of numpy arrays)."""

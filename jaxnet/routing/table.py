@@ -52,6 +52,7 @@ class TablePaths(PathTableRouting):
     """
 
     name: ClassVar[str] = "table"
+    table_values: ClassVar[tuple[str, ...]] = ("weights", "weights_file", "demand", "demand_seeds", "tune")
     path_file: str | None = _option(default=None)
     paths: Mapping | None = _option(default=None)
     weights: str = _option(default="uniform")

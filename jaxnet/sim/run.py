@@ -38,33 +38,69 @@ _INT_MAX = 2**31 - 1
 
 @functools.lru_cache(maxsize=32)
 def compiled_advance(layout: Layout, routing: RoutingScheme, n_cycles: int, vmap_width: int | None, work: Work,
-                     measurement: Measurement = Measurement()):
+                     measurement: Measurement = Measurement(), tables_per_simulation: tuple[bool, ...] | None = None):
     """jit of n_cycles steps of a batch -> (state, heads asleep, int32 [batch, 6] the most
     entries each work list needed in a cycle): vmap over `vmap_width` simulations at a time
-    (the whole batch when None), lax.map over the rest. The input state is kept (a chunk
-    whose lists overflowed is redone from it); cached per structure."""
+    (the whole batch when None), lax.map over the rest. The routing tables are shared by the
+    batch, or (`tables_per_simulation`, per leaf: `batch_tables`) some of their leaves hold
+    one entry per simulation. The input state is kept (a chunk whose lists overflowed is
+    redone from it); cached per structure."""
 
     def one(net, tables, params, state, sleep):
         return run_cycles(Model(layout, routing, net, tables), work, params, state, sleep, n_cycles, measurement)
 
     def batch(net, tables, params, state, sleep):
         n = jax.tree_util.tree_leaves(state)[0].shape[0]
+        leaves, tree = jax.tree_util.tree_flatten(tables)
+        own = tables_per_simulation or (False,) * len(leaves)
         if vmap_width is None or vmap_width >= n:
-            return jax.vmap(one, in_axes=(None, None, 0, 0, 0))(net, tables, params, state, sleep)
-        return jax.lax.map(lambda ps: one(net, tables, *ps), (params, state, sleep), batch_size=vmap_width)
+            axes = jax.tree_util.tree_unflatten(tree, [0 if mapped else None for mapped in own])
+            return jax.vmap(one, in_axes=(None, axes, 0, 0, 0))(net, tables, params, state, sleep)
+
+        def one_of(per_simulation):
+            mapped = iter(per_simulation[0])
+            tables = jax.tree_util.tree_unflatten(tree, [next(mapped) if m else leaf for leaf, m in zip(leaves, own)])
+            return one(net, tables, *per_simulation[1:])
+
+        mapped_leaves = [leaf for leaf, mapped in zip(leaves, own) if mapped]
+        return jax.lax.map(one_of, (mapped_leaves, params, state, sleep), batch_size=vmap_width)
 
     return jax.jit(batch)
 
 
+def batch_tables(network: Network, tables: Sequence | None, n: int):
+    """(the routing tables of a batch of n simulations, which of their leaves hold one entry
+    per simulation, or None): the network's when `tables` is None; else the tables of each
+    point (padded with the last to n), their leaves alike across the batch held once and the
+    others stacked (path weights that differ per simulation)."""
+    if tables is None:
+        return network.tables, None
+    tables = list(tables) + [tables[-1]] * (n - len(tables))
+    tree = jax.tree_util.tree_structure(network.tables)
+    columns = zip(*(jax.tree_util.tree_leaves(t) for t in tables))
+    shapes = [[(np.shape(leaf), np.asarray(leaf).dtype) for leaf in jax.tree_util.tree_leaves(t)] for t in tables]
+    require(all(jax.tree_util.tree_structure(t) == tree for t in tables) and all(s == shapes[0] for s in shapes),
+            "routing tables", len(tables), "tables of one structure and shapes per point (only their values differ)")
+    leaves, own = [], []
+    for column in columns:
+        column = [np.asarray(leaf) for leaf in column]
+        alike = all(np.array_equal(column[0], leaf) for leaf in column[1:])
+        leaves.append(jnp.asarray(column[0]) if alike else shard(jnp.asarray(np.stack(column)), n))
+        own.append(not alike)
+    return jax.tree_util.tree_unflatten(tree, leaves), (tuple(own) if any(own) else None)
+
+
 def advance_chunk(network: Network, params, state, sleep, n_cycles: int, vmap_width, lists: tuple, tier,
-                  measurement: Measurement = Measurement()):
+                  measurement: Measurement = Measurement(), tables=None):
     """(state, heads asleep after n_cycles, the most entries each work list needed in a
     cycle, the capacities used): runs with capacities `tier` and redoes the chunk with
-    larger ones while a list overflowed."""
+    larger ones while a list overflowed. `tables`: a `batch_tables` pair (default: the
+    network's tables for every simulation)."""
+    tables, per_simulation = tables or (network.tables, None)
     while True:
         advance = compiled_advance(network.layout, network.routing, n_cycles, vmap_width,
-                                   capacities.work(lists, tier), measurement)
-        new_state, new_sleep, peak = advance(network.net, network.tables, params, state, sleep)
+                                   capacities.work(lists, tier), measurement, per_simulation)
+        new_state, new_sleep, peak = advance(network.net, tables, params, state, sleep)
         peak = np.asarray(peak).max(axis=0)
         if tier is None or bool(np.all(peak <= np.asarray(tier))):
             return new_state, new_sleep, peak, tier
@@ -232,8 +268,10 @@ def _finished(state, spec: SimSpec, measurement: Measurement) -> bool:
 
 def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
              spec: SimSpec, on_cycles: Callable[[int], None] | None = None, checkpoint: Path | None = None,
-             pad_to: int = 1):
-    """Simulate the (offered load, seed) points as one batch, point i with traffic[i].
+             pad_to: int = 1, tables: Sequence | None = None):
+    """Simulate the (offered load, seed) points as one batch, point i with traffic[i] (and
+    with routing tables tables[i], where given: tables of the network's structure whose values
+    differ, e.g. path weights; default the network's own).
 
     The batch is padded with copies of its last point to at least `pad_to` simulations and
     to a multiple of the device count (padding reuses a compiled batch shape; its rows are
@@ -246,6 +284,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     """
     n = len(points)
     batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
+    routing_tables = batch_tables(network, tables, len(batch_points))
     measurement = measurement_of(network, spec, params)
     start = time.perf_counter()
     lists, sizing, tier = _work_lists(network, spec, points)
@@ -269,7 +308,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
             report(spec.chunk * (chunks - i) * n)
             break
         state, sleep, peak, tier = advance_chunk(network, params, state, sleep, spec.chunk, width, lists, tier,
-                                                 measurement)
+                                                 measurement, routing_tables)
         tier, previous = capacities.next_capacities(network.layout, lists, peak, tier, previous, sizing), peak
         if compile_s is None:
             compile_s = time.perf_counter() - start
@@ -323,14 +362,15 @@ def _batch(network: Network, traffic: Sequence[TrafficTable], points: Sequence[t
 
 
 def compile_first_chunk(network: Network, traffic: Sequence[TrafficTable], points: Sequence[tuple[float, int]],
-                        spec: SimSpec, pad_to: int = 1) -> None:
+                        spec: SimSpec, pad_to: int = 1, tables: Sequence | None = None) -> None:
     """Compile, without running it, the chunk `simulate` runs first for these points. With
     JAX's persistent cache on, the program is stored there: other processes that simulate
     a batch of the same structure then load it instead of compiling it (`jaxnet.sim.workers`)."""
-    _, params, keys = _batch(network, traffic, points, spec, pad_to)
+    batch_points, params, keys = _batch(network, traffic, points, spec, pad_to)
+    routing_tables, per_simulation = batch_tables(network, tables, len(batch_points))
     measurement = measurement_of(network, spec, params)
     lists, _, tier = _work_lists(network, spec, points)
     state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
     advance = compiled_advance(network.layout, network.routing, spec.chunk, spec.resolved_vmap_width(network.layout),
-                               capacities.work(lists, tier), measurement)
-    advance.lower(network.net, network.tables, params, state, sleep).compile()
+                               capacities.work(lists, tier), measurement, per_simulation)
+    advance.lower(network.net, routing_tables, params, state, sleep).compile()

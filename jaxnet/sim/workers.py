@@ -41,13 +41,16 @@ from jaxnet.sim.run import compile_first_chunk, simulate, stuck_buffers
 
 @dataclass(frozen=True)
 class SubBatch:
-    """Points simulated together (point i with traffic[i]), padded to `pad_to` simulations
-    (equal sub-batches share one compilation), resumable from `checkpoint`."""
+    """Points simulated together (point i with traffic[i], and routing tables tables[i] where
+    the points' jobs differ in their tables' values: `jaxnet.sim.run.simulate`), padded to
+    `pad_to` simulations (equal sub-batches share one compilation), resumable from
+    `checkpoint`."""
 
     traffic: list
     points: list
     pad_to: int
     checkpoint: Path | None
+    tables: list | None = None
 
 
 def checkpoint_name(labelled_points: Sequence[tuple[str, tuple[float, int]]]) -> str:
@@ -78,7 +81,7 @@ def simulate_sub_batches(network, sub_batches: Sequence[SubBatch], spec, workers
     try:
         if jax.config.jax_compilation_cache_dir:  # while the workers start
             first = sub_batches[0]
-            compile_first_chunk(network, first.traffic, first.points, spec, first.pad_to)
+            compile_first_chunk(network, first.traffic, first.points, spec, first.pad_to, first.tables)
         yield from pool.imap_unordered(_run_in_worker, [(i, sub, spec) for i, sub in enumerate(sub_batches)])
         pool.close()
         pool.join()
@@ -90,7 +93,7 @@ def simulate_sub_batches(network, sub_batches: Sequence[SubBatch], spec, workers
 
 def _simulate(network, sub: SubBatch, spec, on_cycles):
     rows, state = simulate(network, sub.traffic, sub.points, spec, on_cycles=on_cycles,
-                           checkpoint=sub.checkpoint, pad_to=sub.pad_to)
+                           checkpoint=sub.checkpoint, pad_to=sub.pad_to, tables=sub.tables)
     return rows, [stuck_buffers(network, state, i) if row["deadlock"] else [] for i, row in enumerate(rows)]
 
 

@@ -188,8 +188,6 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     ran = [r for r in rows if (r["config_id"], r["offered_load"], r["seed"]) not in before]
     simulated = router_cycles(ran)
     note = f"{simulated:.2e} router-cycles simulated in this run ({simulated / wall / 1e6:.1f} M/s end to end)"
-    if before:
-        note += f"; {len(before)} of the sweep's points came from an earlier, interrupted run"
     if len(names) > 1:
         note += f"; one sweep with {', '.join(n for n in names)}, wall time and rate for all of them"
     filed = []
@@ -197,11 +195,14 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
         own = [r for r in rows if r.get("experiment") == name]
         if interrupted and len(own) < figure_points(name, scale):
             continue
+        earlier = sum((r["config_id"], r["offered_load"], r["seed"]) in before for r in own)
         record = {"name": name, "scale": scale, "exit": 0 if interrupted else code, "wall_s": round(wall, 1),
                   "device": device, "command": " ".join(command), "sweep": out.name,
                   "paper_router_cycles": paper_cost(name), "figures": [],
-                  "note": note + ("; the sweep was interrupted after every point of this figure had finished"
-                                  if interrupted else "") + "."}
+                  "note": note + (f"; {earlier} of this figure's {len(own)} points came from earlier, interrupted "
+                                  "runs of the sweep" if earlier else "")
+                  + ("; the sweep was interrupted after every point of this figure had finished"
+                     if interrupted else "") + "."}
         if (len(names) > 1 or interrupted) and own:  # its merged rows, figures and claims in its own directory
             collect.write_outputs(own, sweep_dir(name, scale))
         publish(sweep_dir(name, scale), record)

@@ -120,7 +120,8 @@ def test_gallery_refresh_merges_only_the_named_figures_and_keeps_records_without
 
 def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch):
     """An interrupted sweep of several figures (Ctrl-C, or device_gallery.sh's budget) files
-    each figure whose points are all done, and only those; the exit message names them."""
+    each figure whose points are all done, and only those, each record saying how many of its
+    points earlier runs made; the exit message names them."""
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     gallery = load_script(ROOT / "scripts" / "gallery.py")
 
@@ -139,7 +140,7 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
     def row(experiment, load):
         return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1}
 
-    calls = iter([[], [row("a/fig1", 0.1), row("a/fig1", 0.2), row("b/fig2", 0.1)]])
+    calls = iter([[row("a/fig1", 0.1)], [row("a/fig1", 0.1), row("a/fig1", 0.2), row("b/fig2", 0.1)]])
     merged, published = [], []
     monkeypatch.setattr(gallery.subprocess, "Popen", InterruptedApp)
     monkeypatch.setattr(gallery, "sweep_rows", lambda out: next(calls))
@@ -152,3 +153,4 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
         gallery.run(["a/fig1", "b/fig2"], "paper", [])
     assert merged == [2] and [(r["name"], r["exit"]) for r in published] == [("a/fig1", 0)]
     assert "interrupted after every point of this figure" in published[0]["note"]
+    assert "1 of this figure's 2 points came from earlier, interrupted runs" in published[0]["note"]

@@ -16,6 +16,7 @@ from jaxnet.routing.allpaths import AllMinimalPaths
 from jaxnet.routing.ksp import KShortestPaths
 from jaxnet.routing.route_tables import route_routers, with_weights
 from jaxnet.routing.table import TablePaths
+from jaxnet.sim import checkpoint as checkpoints
 from jaxnet.sim.run import batch_tables
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import build_topology, from_graph
@@ -360,3 +361,9 @@ def test_points_with_their_own_path_weights_run_as_one_batch(rrg, vmap_width):
     leaves = jax.tree_util.tree_leaves(network.tables)
     assert sum(per_simulation) == 1 and jax.tree_util.tree_leaves(tables)[per_simulation.index(True)].shape == (4, n_paths)
     assert batch_tables(network, [network.tables] * 2, 2)[1] is None and len(leaves) == len(per_simulation)
+    # a checkpoint resumes only the same weights
+    signed = [checkpoints.signature(network, points[:2], spec, batch_tables(network, [network.tables, n.tables], 2))
+              for n in weighted[1:]]
+    assert signed[0] != signed[1]
+    assert checkpoints.signature(network, points, spec, batch_tables(network, None, 3)) == checkpoints.signature(
+        network, points, spec)

@@ -28,8 +28,8 @@ from jaxnet.cli.experiment import resolve
 from jaxnet.core.files import require_writable, write_atomic
 from jaxnet.core.validate import require
 from jaxnet.results import collect, plots, records
-from jaxnet.routing import ROUTINGS
 from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
+from jaxnet.routing import ROUTINGS
 from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
 from jaxnet.sim.workers import SubBatch, checkpoint_name, simulate_sub_batches

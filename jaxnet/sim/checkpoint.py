@@ -12,13 +12,19 @@ import jax
 import numpy as np
 
 
-def signature(network, points, spec) -> str:
-    """What a checkpoint must match: the network, the points and the cycles."""
+def signature(network, points, spec, tables=None) -> str:
+    """What a checkpoint must match: the network, the points, the cycles and, where each
+    simulation has its own routing tables (`tables`: a `jaxnet.sim.run.batch_tables` pair),
+    their values."""
     blob = json.dumps([network.topo.name, network.routing.name, repr(network.routing), repr(network.layout),
                        list(points), spec.warmup, spec.measure, spec.chunk, spec.generate_until, spec.watchdog,
                        *((spec.window, spec.warmup_tolerance, spec.warmup_max) if spec.auto_warmup else ()),
                        *((spec.window, sorted(spec.record)) if spec.record else ())])
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(blob.encode())
+    if tables is not None and tables[1] is not None:
+        for leaf in jax.tree_util.tree_leaves(jax.device_get(tables[0])):
+            digest.update(np.ascontiguousarray(leaf).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def save(path: Path, state, chunk: int, run: str) -> None:

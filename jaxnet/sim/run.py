@@ -292,7 +292,7 @@ def simulate(network: Network, traffic: Sequence[TrafficTable], points: Sequence
     state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists), measurement)(keys)
     chunks = math.ceil(spec.total / spec.chunk)
     done = 0
-    run = checkpoints.signature(network, batch_points, spec)
+    run = checkpoints.signature(network, batch_points, spec, routing_tables)
     saving = checkpoint is not None and spec.checkpoint_every
     if saving:
         restored = checkpoints.load(Path(checkpoint), (state, sleep), run)

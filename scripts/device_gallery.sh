@@ -28,7 +28,7 @@ for name in "$@"; do
         break
     fi
     echo "== $name at paper scale ($left s left)"
-    timeout --signal=INT --kill-after=15 "$left" python scripts/gallery.py --scale paper ${sets[@]+"${sets[@]}"} "$name"
+    timeout --signal=TERM --kill-after=15 "$left" python scripts/gallery.py --scale paper ${sets[@]+"${sets[@]}"} "$name"
 done
 mkdir -p "$out"
 {

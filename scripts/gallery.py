@@ -26,6 +26,7 @@ import functools
 import json
 import math
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -163,11 +164,16 @@ def router_cycles(rows: list[dict]) -> int:
     return sum(int(row["cycles_simulated"]) * routers(collect.config_of(row)["topology"]) for row in rows)
 
 
+# Seconds an interrupted sweep waits for the app to stop on its own (a Ctrl-C reaches both)
+# before passing the interruption on (a SIGTERM to this script alone).
+APP_STOPS_S = 5
+
+
 def run(names: list[str], scale: str, settings: list[str]) -> None:
     """Run figures as one sweep (`jaxnet -m +experiment=a,b`: jobs of one network and routing
     batch together across the figures) and file each figure from its own rows. A sweep
-    interrupted (Ctrl-C, or a time budget's SIGINT) files the figures whose points are all
-    done; the same command goes on from the rest."""
+    interrupted (Ctrl-C, a time budget's SIGINT, or SIGTERM) stops the app as Ctrl-C does and
+    files the figures whose points are all done; the same command goes on from the rest."""
     out = sweep_dir("+".join(names), scale)
     before = {(r["config_id"], r["offered_load"], r["seed"]) for r in sweep_rows(out)}
     command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", *settings]
@@ -178,8 +184,13 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     interrupted = False
     try:
         code = app.wait()
-    except KeyboardInterrupt:  # the app has it too: it writes what finished and stops
-        code, interrupted = app.wait(), True
+    except KeyboardInterrupt:  # Ctrl-C reaches the app too; SIGTERM to this script is passed on
+        try:
+            code = app.wait(timeout=APP_STOPS_S)
+        except subprocess.TimeoutExpired:
+            app.terminate()  # the app stops as on Ctrl-C: it writes what finished and stops
+            code = app.wait()
+        interrupted = True
     wall = time.time() - start
     import jax
 
@@ -354,7 +365,9 @@ def page() -> str:
              "The GPU times of the README's table are extrapolated from those rates.",
              "Each paper-scale figure below names the device it ran on: those whose networks are",
              "small (the Angara torus, the balanced-paths networks) or whose sweep is short ran on",
-             "the CI machine's CPU, one figure per core; the list below is what waits for a GPU.",
+             "the CI machine's CPU, one figure per core, and Polarized Fig. 4 ran its two Polarized",
+             "lines there (54 min on both cores) after the H200 had run its other five; the list below",
+             "is what waits for a GPU (or a long CPU run: its points done are kept).",
              ""]
     lines += remaining(figures)
     for r in figures:
@@ -390,6 +403,10 @@ def page() -> str:
     return "\n".join(lines)
 
 
+def _interrupted(*_):
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*",
@@ -403,6 +420,7 @@ def main() -> None:
                         help="re-merge finished sweeps (no simulation): the named figures at --scale, or all")
     parser.add_argument("--only-page", action="store_true", help="only rewrite docs/gallery.md")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupted)  # a SIGTERM stops a sweep as Ctrl-C does
     unchanged = [f"sim.{key}" for key in NOT_RESULTS["sim"] if key not in ("loads", "seeds", "record")]
     for setting in args.set:
         if setting.partition("=")[0] not in unchanged or "=" not in setting:

@@ -125,17 +125,22 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     gallery = load_script(ROOT / "scripts" / "gallery.py")
 
-    class InterruptedApp:
-        waited = 0
+    class InterruptedApp:  # a SIGTERM to the script alone: the app is told to stop
+        calls: list = []
 
         def __init__(self, *args, **kwargs):
             pass
 
-        def wait(self):
-            InterruptedApp.waited += 1
-            if InterruptedApp.waited == 1:
+        def wait(self, timeout=None):
+            InterruptedApp.calls.append(("wait", timeout))
+            if len(InterruptedApp.calls) == 1:
                 raise KeyboardInterrupt
+            if timeout is not None:
+                raise gallery.subprocess.TimeoutExpired("jaxnet", timeout)
             return 130
+
+        def terminate(self):
+            InterruptedApp.calls.append(("terminate", None))
 
     def row(experiment, load):
         return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1}
@@ -151,6 +156,7 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
     monkeypatch.setattr(gallery, "publish", lambda out, record: published.append(record))
     with pytest.raises(SystemExit, match="3 point.*filed: a/fig1\\)"):
         gallery.run(["a/fig1", "b/fig2"], "paper", [])
+    assert InterruptedApp.calls == [("wait", None), ("wait", gallery.APP_STOPS_S), ("terminate", None), ("wait", None)]
     assert merged == [2] and [(r["name"], r["exit"]) for r in published] == [("a/fig1", 0)]
     assert "interrupted after every point of this figure" in published[0]["note"]
     assert "1 of this figure's 2 points came from earlier, interrupted runs" in published[0]["note"]

@@ -102,6 +102,10 @@ def test_patterns_in_one_network_panel_are_curves_of_their_own():
     titles = collect.assign_panels(rows, "network")
     # two samples of one RRG: their panels tell the samples apart
     assert list(titles.values()) == ["RRG 64/5, p=2 (seed=1)", "RRG 64/5, p=2 (seed=2)"]
+    # one topology under several patterns: by the networks' names
+    titles = collect.assign_panels(experiment_rows("gbamcf/weights"), "network")
+    assert len(set(titles.values())) == len(titles) == 6
+    assert titles["df_uniform"] == "Dragonfly a=4 h=2, p=2 (network=df_uniform)"
     assert collect.patterns_share_panels(rows, "panel")
     names = collect.assign_curves(rows, "panel", by_pattern=True)
     assert len(names) == 4  # 2 networks x 2 patterns

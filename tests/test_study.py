@@ -33,6 +33,17 @@ def _results(rows):
     return [{k: v for k, v in row.items() if k not in HOW} for row in rows]
 
 
+def _each_job_alone_gives_its_rows(tmp_path, sweep, base, jobs):
+    """Each job of the sweep (its number: its override), run on its own, gives the rows it
+    has in the sweep, in a batch of its own two points."""
+    for job, override in jobs.items():
+        code, stderr = run_app(simulate_app, tmp_path / f"alone_{job}", *base, override)
+        assert code == 0, stderr
+        alone = _rows(tmp_path / f"alone_{job}" / "results.csv")
+        assert {row["batch"] for row in alone} == {"2"}
+        assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+
+
 @pytest.fixture
 def network_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("JAXNET_NETWORK_CACHE", str(tmp_path / "networks"))
@@ -50,12 +61,7 @@ def test_a_two_pattern_sweep_runs_as_one_batch(tmp_path, launcher, network_cache
     assert [row["traffic"] for row in together[0] + together[1]] == ["uniform"] * 2 + ["server_permutation"] * 2
     assert {row["batch"] for rows in together for row in rows} == {"4"}  # 2 patterns x 2 loads stepped together
     assert (sweep / "results.csv").exists() and (sweep / "throughput.png").exists()
-    for job, pattern in (("0", "uniform"), ("1", "server_permutation")):
-        code, stderr = run_app(simulate_app, tmp_path / f"alone_{pattern}", *TINY, f"traffic={pattern}")
-        assert code == 0, stderr
-        alone = _rows(tmp_path / f"alone_{pattern}" / "results.csv")
-        assert {row["batch"] for row in alone} == {"2"}
-        assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+    _each_job_alone_gives_its_rows(tmp_path, sweep, TINY, {"0": "traffic=uniform", "1": "traffic=server_permutation"})
 
 
 def test_a_sweep_over_path_weights_runs_as_one_batch(tmp_path, network_cache):
@@ -72,12 +78,7 @@ def test_a_sweep_over_path_weights_runs_as_one_batch(tmp_path, network_cache):
     together = [_rows(sweep / job / "results.csv") for job in ("0", "1")]
     assert {row["batch"] for rows in together for row in rows} == {"4"}  # 2 weightings x 2 loads stepped together
     assert together[0][1]["average_hops"] != together[1][1]["average_hops"]  # each point routed by its own weights
-    for job, weights in (("0", "uniform"), ("1", "shortest")):
-        code, stderr = run_app(simulate_app, tmp_path / f"alone_{weights}", *table, f"routing.weights={weights}")
-        assert code == 0, stderr
-        alone = _rows(tmp_path / f"alone_{weights}" / "results.csv")
-        assert {row["batch"] for row in alone} == {"2"}
-        assert _results(alone) == _results(_rows(sweep / job / "results.csv"))
+    _each_job_alone_gives_its_rows(tmp_path, sweep, table, {"0": "routing.weights=uniform", "1": "routing.weights=shortest"})
 
 
 def test_experiments_swept_by_name_run_every_line_with_the_scale_given(tmp_path, network_cache):

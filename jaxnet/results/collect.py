@@ -173,13 +173,15 @@ def experiment_of(rows: Sequence[Mapping]) -> dict:
 
 def _networks(rows: Sequence[Mapping]) -> dict[str, str]:
     """network (the experiment's name, else the topology) -> its description; networks
-    described alike (two samples of one RRG) show the topology parameters in which they
-    differ (`RRG 1224/14, p=5 (seed=2)`)."""
+    described alike show the topology parameters in which they differ (two samples of one
+    RRG: `RRG 1224/14, p=5 (seed=2)`), else their names (one topology under several patterns:
+    `(network=df_uniform)`)."""
     topologies = {}
     for row in rows:
         topologies.setdefault(row.get("network") or row["topology"], config_of(row)["topology"])
-    return labels.distinguish({key: labels.topology_name(topology) for key, topology in topologies.items()},
-                              {key: {"network": topology} for key, topology in topologies.items()})
+    titles = labels.distinguish({key: labels.topology_name(topology) for key, topology in topologies.items()},
+                                {key: {"network": topology} for key, topology in topologies.items()})
+    return labels.distinguish(titles, {key: {"network": key} for key in titles})
 
 
 def _title(rows: Sequence[Mapping], experiment: Mapping, panel: str) -> str:

@@ -77,13 +77,12 @@ def batch_tables(network: Network, tables: Sequence | None, n: int):
         return network.tables, None
     tables = list(tables) + [tables[-1]] * (n - len(tables))
     tree = jax.tree_util.tree_structure(network.tables)
-    columns = zip(*(jax.tree_util.tree_leaves(t) for t in tables))
-    shapes = [[(np.shape(leaf), np.asarray(leaf).dtype) for leaf in jax.tree_util.tree_leaves(t)] for t in tables]
-    require(all(jax.tree_util.tree_structure(t) == tree for t in tables) and all(s == shapes[0] for s in shapes),
+    columns = [[np.asarray(leaf) for leaf in column] for column in zip(*(jax.tree_util.tree_leaves(t) for t in tables))]
+    require(all(jax.tree_util.tree_structure(t) == tree for t in tables)
+            and all((leaf.shape, leaf.dtype) == (column[0].shape, column[0].dtype) for column in columns for leaf in column),
             "routing tables", len(tables), "tables of one structure and shapes per point (only their values differ)")
     leaves, own = [], []
     for column in columns:
-        column = [np.asarray(leaf) for leaf in column]
         alike = all(np.array_equal(column[0], leaf) for leaf in column[1:])
         leaves.append(jnp.asarray(column[0]) if alike else shard(jnp.asarray(np.stack(column)), n))
         own.append(not alike)

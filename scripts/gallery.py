@@ -13,7 +13,8 @@ outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and poi
 named together (`a,b`) run as one sweep into outputs/gallery/<scale>/<a>+<b>/, their jobs of one
 network and routing batched together, and each figure's rows are merged into its own directory. Its
 figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
-record in docs/gallery/records/ (committed, so the page survives the outputs). The page lists
+record in docs/gallery/records/ (committed, so the page survives the outputs); a figure whose
+points were all done before the run keeps the record it has (`--refresh` merges it again). The page lists
 every figure that has a record, with the command that regenerates it and the paper-scale
 cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of benchmarks/README.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
@@ -207,6 +208,10 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
         if interrupted and len(own) < figure_points(name, scale):
             continue
         earlier = sum((r["config_id"], r["offered_load"], r["seed"]) in before for r in own)
+        if own and earlier == len(own) and (RECORDS / f"{figure_key(name, scale)}.json").exists():
+            print(f"{name}: every point was done before this run, its record stands "
+                  f"(`--refresh {name} --scale {scale}` merges it again)", flush=True)
+            continue  # this run's wall time and device say nothing about it
         record = {"name": name, "scale": scale, "exit": 0 if interrupted else code, "wall_s": round(wall, 1),
                   "device": device, "command": " ".join(command), "sweep": out.name,
                   "paper_router_cycles": paper_cost(name), "figures": [],
@@ -298,7 +303,9 @@ def remaining(figures: list[dict]) -> list[str]:
              "within a time budget, files each figure of a sweep it cut off whose points are all done, and",
              "archives the finished points of the others, to resume from (they are committed under",
              "outputs/gallery/paper/; a batch cut off mid-run is lost unless",
-             "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it):", "",
+             "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it).",
+             "A figure filed before, all of whose points were done before the run, keeps its record (the",
+             "device and wall time that made it):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
     finished = paper_points_done()
     lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {figure_points(n, 'paper')} |" for n in rest]

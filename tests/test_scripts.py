@@ -160,3 +160,35 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
     assert merged == [2] and [(r["name"], r["exit"]) for r in published] == [("a/fig1", 0)]
     assert "interrupted after every point of this figure" in published[0]["note"]
     assert "1 of this figure's 2 points came from earlier, interrupted runs" in published[0]["note"]
+
+
+def test_gallery_keeps_the_record_of_a_figure_that_ran_nothing(monkeypatch, tmp_path):
+    """A sweep rerun after some of its figures were filed (a later lease going on from the
+    committed points) files only the figures it simulated: a filed figure whose every point was
+    done before keeps its record, which names the device and wall time that made it."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    gallery = load_script(ROOT / "scripts" / "gallery.py")
+
+    class App:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def wait(self, timeout=None):
+            return 0
+
+    def row(experiment, load):
+        return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1}
+
+    done_before = [row("a/fig1", 0.1), row("a/fig1", 0.2), row("c/fig3", 0.1)]
+    calls = iter([done_before, done_before + [row("b/fig2", 0.1)]])
+    monkeypatch.setattr(gallery, "RECORDS", tmp_path)
+    (tmp_path / "a_fig1_paper.json").write_text("{}")  # a/fig1 was filed, c/fig3 never was
+    published = []
+    monkeypatch.setattr(gallery.subprocess, "Popen", App)
+    monkeypatch.setattr(gallery, "sweep_rows", lambda out: next(calls))
+    monkeypatch.setattr(gallery, "router_cycles", lambda rows: 10**6)
+    monkeypatch.setattr(gallery, "paper_cost", lambda name: None)
+    monkeypatch.setattr(gallery.collect, "write_outputs", lambda rows, out: None)
+    monkeypatch.setattr(gallery, "publish", lambda out, record: published.append(record["name"]))
+    gallery.run(["a/fig1", "b/fig2", "c/fig3"], "paper", [])
+    assert published == ["b/fig2", "c/fig3"]

@@ -372,9 +372,10 @@ def page() -> str:
              "The GPU times of the README's table are extrapolated from those rates.",
              "Each paper-scale figure below names the device it ran on: those whose networks are",
              "small (the Angara torus, the balanced-paths networks) or whose sweep is short ran on",
-             "the CI machine's CPU, one figure per core, and Polarized Figs 4 and 5 ran their two",
-             "Polarized lines there (54 and 56 min on both cores) after the H200 had run their other",
-             "five; the list below is what waits for a GPU (or a long CPU run: its points done are kept).",
+             "the CI machine's CPU, one figure per core, and Polarized Figs 4-6 ran their two",
+             "Polarized lines there (54, 56 and about 95 min on both cores) after the H200 had run",
+             "their other five; the list below is what waits for a GPU (or a long CPU run: its points",
+             "done are kept).",
              ""]
     lines += remaining(figures)
     for r in figures:

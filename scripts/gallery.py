@@ -92,9 +92,13 @@ def run_script(key: str) -> None:
     save_record(key, record)
 
 
+def record_file(key: str) -> Path:
+    return RECORDS / f"{key}.json"
+
+
 def save_record(key: str, record: dict) -> None:
     RECORDS.mkdir(parents=True, exist_ok=True)
-    write_atomic(RECORDS / f"{key}.json", json.dumps(record, indent=1) + "\n")
+    write_atomic(record_file(key), json.dumps(record, indent=1) + "\n")
 
 
 def figure_key(name: str, scale: str) -> str:
@@ -208,7 +212,7 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
         if interrupted and len(own) < figure_points(name, scale):
             continue
         earlier = sum((r["config_id"], r["offered_load"], r["seed"]) in before for r in own)
-        if own and earlier == len(own) and (RECORDS / f"{figure_key(name, scale)}.json").exists():
+        if own and earlier == len(own) and record_file(figure_key(name, scale)).exists():
             print(f"{name}: every point was done before this run, its record stands "
                   f"(`--refresh {name} --scale {scale}` merges it again)", flush=True)
             continue  # this run's wall time and device say nothing about it

@@ -14,7 +14,8 @@ named together (`a,b`) run as one sweep into outputs/gallery/<scale>/<a>+<b>/, t
 network and routing batched together, and each figure's rows are merged into its own directory. Its
 figures are copied to docs/gallery/ and its wall time, device and the claims table go to a
 record in docs/gallery/records/ (committed, so the page survives the outputs); a figure whose
-points were all done before the run keeps the record it has (`--refresh` merges it again). The page lists
+points were all done before the run keeps the record it has (`--refresh` merges it again), and
+one finished over several runs says in its record how many of its points ran on each device. The page lists
 every figure that has a record, with the command that regenerates it and the paper-scale
 cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of benchmarks/README.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
@@ -23,6 +24,7 @@ paths, Angara tables) and the simulations built on them, and adds them to the pa
 from __future__ import annotations
 
 import argparse
+import collections
 import functools
 import json
 import math
@@ -220,7 +222,7 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
                   "device": device, "command": " ".join(command), "sweep": out.name,
                   "paper_router_cycles": paper_cost(name), "figures": [],
                   "note": note + (f"; {earlier} of this figure's {len(own)} points came from earlier, interrupted "
-                                  "runs of the sweep" if earlier else "")
+                                  f"runs of the sweep (its points by device: {points_by_device(own)})" if earlier else "")
                   + ("; the sweep was interrupted after every point of this figure had finished"
                      if interrupted else "") + "."}
         if (len(names) > 1 or interrupted) and own:  # its merged rows, figures and claims in its own directory
@@ -230,6 +232,14 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     if interrupted:
         sys.exit(f"interrupted: {len(rows)} point(s) of the sweep are done in {out}; the same command goes on "
                  f"from them ({'filed: ' + ', '.join(filed) if filed else 'nothing filed'})")
+
+
+def points_by_device(rows: list[dict]) -> str:
+    """Where a figure's points ran, from the rows' device and batch columns (a figure resumed
+    across runs may have run on several devices): '100 on NVIDIA H200 (batch 60), 40 on cpu
+    (batch 1)'."""
+    count = collections.Counter((r.get("device") or "an unnamed device", r.get("batch") or "?") for r in rows)
+    return ", ".join(f"{n} on {device} (batch {batch})" for (device, batch), n in count.most_common())
 
 
 def figure_points(name: str, scale: str) -> int:
@@ -309,7 +319,8 @@ def remaining(figures: list[dict]) -> list[str]:
              "outputs/gallery/paper/; a batch cut off mid-run is lost unless",
              "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it).",
              "A figure filed before, all of whose points were done before the run, keeps its record (the",
-             "device and wall time that made it):", "",
+             "device and wall time that made it); one whose points ran over several runs says how many",
+             "ran on each device:", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
     finished = paper_points_done()
     lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {figure_points(n, 'paper')} |" for n in rest]

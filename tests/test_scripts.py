@@ -142,10 +142,12 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
         def terminate(self):
             InterruptedApp.calls.append(("terminate", None))
 
-    def row(experiment, load):
-        return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1}
+    def row(experiment, load, device="cpu", batch=1):
+        return {"experiment": experiment, "config_id": experiment, "offered_load": load, "seed": 1,
+                "device": device, "batch": batch}
 
-    calls = iter([[row("a/fig1", 0.1)], [row("a/fig1", 0.1), row("a/fig1", 0.2), row("b/fig2", 0.1)]])
+    calls = iter([[row("a/fig1", 0.1, "NVIDIA H200", 60)],
+                  [row("a/fig1", 0.1, "NVIDIA H200", 60), row("a/fig1", 0.2), row("b/fig2", 0.1)]])
     merged, published = [], []
     monkeypatch.setattr(gallery.subprocess, "Popen", InterruptedApp)
     monkeypatch.setattr(gallery, "sweep_rows", lambda out: next(calls))
@@ -159,7 +161,8 @@ def test_gallery_files_the_complete_figures_of_an_interrupted_sweep(monkeypatch)
     assert InterruptedApp.calls == [("wait", None), ("wait", gallery.APP_STOPS_S), ("terminate", None), ("wait", None)]
     assert merged == [2] and [(r["name"], r["exit"]) for r in published] == [("a/fig1", 0)]
     assert "interrupted after every point of this figure" in published[0]["note"]
-    assert "1 of this figure's 2 points came from earlier, interrupted runs" in published[0]["note"]
+    assert ("1 of this figure's 2 points came from earlier, interrupted runs of the sweep (its points by device: "
+            "1 on NVIDIA H200 (batch 60), 1 on cpu (batch 1))") in published[0]["note"]
 
 
 def test_gallery_keeps_the_record_of_a_figure_that_ran_nothing(monkeypatch, tmp_path):

@@ -166,6 +166,11 @@ def sweep_rows(out: Path) -> list[dict]:
     return collect.load([d for d in out.iterdir() if d.is_dir()])[0] if out.is_dir() else []
 
 
+def point_key(row: dict) -> tuple:
+    """What tells one point of a sweep from another: its job's configuration, load and seed."""
+    return row["config_id"], row["offered_load"], row["seed"]
+
+
 def router_cycles(rows: list[dict]) -> int:
     """Routers x simulated cycles over the rows' points."""
     return sum(int(row["cycles_simulated"]) * routers(collect.config_of(row)["topology"]) for row in rows)
@@ -182,7 +187,7 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     interrupted (Ctrl-C, a time budget's SIGINT, or SIGTERM) stops the app as Ctrl-C does and
     files the figures whose points are all done; the same command goes on from the rest."""
     out = sweep_dir("+".join(names), scale)
-    before = {(r["config_id"], r["offered_load"], r["seed"]) for r in sweep_rows(out)}
+    before = {point_key(r) for r in sweep_rows(out)}
     command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", *settings]
     print("$", " ".join(command), flush=True)
     start = time.time()
@@ -203,7 +208,7 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
 
     device = f"{jax.devices()[0].platform}: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)"
     rows = sweep_rows(out)
-    ran = [r for r in rows if (r["config_id"], r["offered_load"], r["seed"]) not in before]
+    ran = [r for r in rows if point_key(r) not in before]
     simulated = router_cycles(ran)
     note = f"{simulated:.2e} router-cycles simulated in this run ({simulated / wall / 1e6:.1f} M/s end to end)"
     if len(names) > 1:
@@ -213,7 +218,7 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
         own = [r for r in rows if r.get("experiment") == name]
         if interrupted and len(own) < figure_points(name, scale):
             continue
-        earlier = sum((r["config_id"], r["offered_load"], r["seed"]) in before for r in own)
+        earlier = sum(point_key(r) in before for r in own)
         if own and earlier == len(own) and record_file(figure_key(name, scale)).exists():
             print(f"{name}: every point was done before this run, its record stands "
                   f"(`--refresh {name} --scale {scale}` merges it again)", flush=True)
@@ -334,7 +339,7 @@ def paper_points_done() -> dict[str, int]:
     done = {}
     for sweep in sweeps:
         for r in sweep_rows(sweep):
-            done.setdefault(r.get("experiment"), set()).add((r["config_id"], r["offered_load"], r["seed"]))
+            done.setdefault(r.get("experiment"), set()).add(point_key(r))
     return {name: len(points) for name, points in done.items()}
 
 

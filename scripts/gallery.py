@@ -392,10 +392,11 @@ def page() -> str:
              "The GPU times of the README's table are extrapolated from those rates.",
              "Each paper-scale figure below names the device it ran on: those whose networks are",
              "small (the Angara torus, the balanced-paths networks) or whose sweep is short ran on",
-             "the CI machine's CPU, one figure per core, and Polarized Figs 4-6 ran their two",
-             "Polarized lines there (54, 56 and about 95 min on both cores) after the H200 had run",
-             "their other five; the list below is what waits for a GPU (or a long CPU run: its points",
-             "done are kept).",
+             "the CI machine's CPU, one figure per core; Polarized Figs 4-6 ran their two Polarized",
+             "lines there (54, 56 and about 95 min on both cores) after the H200 had run their other",
+             "five, and Polarized Fig. 8 ran there whole (260 points, 9.4 core-hours over three",
+             "sessions). The list below is what waits for a GPU (or a long CPU run: its points done",
+             "are kept).",
              ""]
     lines += remaining(figures)
     for r in figures:

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 from synthetic import experiment_rows
 
 from jaxnet.cli.common import CONF_DIR
@@ -165,7 +167,11 @@ def test_with_causes_restates_only_the_named_claims_causes():
 # ---- the experiments' claims ------------------------------------------------------------
 
 def _experiment(name):
-    return sweep_jobs(name, "small")[0]["experiment"]
+    """The experiment block of `name`, composed once: every job of its sweep carries the same
+    block, and composing each of them (one per line and network) is what makes these tests slow."""
+    with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
+        config = compose(config_name="config", overrides=[f"+experiment={name}", "scale=small"])
+    return OmegaConf.to_container(config.experiment, resolve=True)
 
 
 def _selections(expression: str) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from apps import assert_one_line, run_app
 
-from jaxnet.cli import common, paths, simulate, sweep, tables, topo
+from jaxnet.cli import common, launcher, paths, simulate, sweep, tables, topo
 from jaxnet.core.files import require_writable
 from jaxnet.results import read_rows
 from jaxnet.sim.spec import RouterSpec, SimSpec, check_measurable
@@ -85,6 +85,7 @@ def test_a_key_of_a_swept_group_applies_to_the_swept_options(tmp_path, monkeypat
     composes a sweep from the group's default, minimal, which has no `base`); a key that no
     swept option has is one line."""
     seen = []
+    monkeypatch.setattr(launcher, "run_jobs", lambda *a, **k: None)  # the batch of phase one: not needed here
     monkeypatch.setattr(simulate, "run_sweep", lambda config, *a, **k: seen.append(config["routing"]) or [])
     sweep_args = ["-m", f"hydra.sweep.dir={tmp_path / 'sweep'}", "topology=dragonfly", "routing=valiant,rval"]
     code, stderr = run_app(simulate, tmp_path, *sweep_args, "routing.base=dragonfly_minimal")
@@ -105,6 +106,7 @@ def test_a_job_that_succeeds_clears_its_failure_marker(tmp_path, monkeypatch):
     def failing(*args, **kwargs):
         raise ValueError("sim.loads=[0.3] is invalid: a failure for the test")
 
+    monkeypatch.setattr(launcher, "run_jobs", lambda *a, **k: None)  # the batch of phase one: not needed here
     monkeypatch.setattr(simulate, "run_sweep", failing)
     code, stderr = run_app(simulate, tmp_path, *args)
     assert code == 1 and "a failure for the test" in stderr

@@ -167,8 +167,8 @@ def test_with_causes_restates_only_the_named_claims_causes():
 # ---- the experiments' claims ------------------------------------------------------------
 
 def _experiment(name):
-    """The experiment block of `name`, composed once: every job of its sweep carries the same
-    block, and composing each of them (one per line and network) is what makes these tests slow."""
+    """The experiment block of `name`, composed once: every job of its sweep (one per line
+    and network, each a Hydra composition) carries the same block."""
     with initialize_config_dir(config_dir=CONF_DIR, version_base=None):
         config = compose(config_name="config", overrides=[f"+experiment={name}", "scale=small"])
     return OmegaConf.to_container(config.experiment, resolve=True)

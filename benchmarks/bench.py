@@ -551,7 +551,7 @@ def suite_builds(args):
     scale in order, every distinct network through `build.network_of` (a sweep's routings
     share the topology through the cache) and its patterns' traffic for the first seed."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-    from gallery import figure_records, paper_figures_left, paper_jobs
+    from gallery import distinct_networks, figure_records, paper_figures_left
 
     from jaxnet import build
 
@@ -560,13 +560,7 @@ def suite_builds(args):
     with tempfile.TemporaryDirectory() as cache:
         os.environ["JAXNET_NETWORK_CACHE"] = cache
         for name in names:
-            seen = set()
-            for job in paper_jobs(name):
-                groups = {key: job[key] for key in ("topology", "routing", "router")}
-                key = json.dumps(groups, sort_keys=True)
-                if key in seen:
-                    continue
-                seen.add(key)
+            for job, groups in distinct_networks(name, "paper"):
                 row = {"figure": name, "topology": job["topology"], "routing": job["routing"]["name"]}
                 start = time.perf_counter()
                 try:

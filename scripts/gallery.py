@@ -7,6 +7,7 @@
     python scripts/gallery.py --refresh             # re-merge finished sweeps (plots, claims)
     python scripts/gallery.py --refresh valiant/fig2 --scale paper  # only this figure
     python scripts/gallery.py --only-page           # rewrite docs/gallery.md from what ran
+    python scripts/gallery.py --build-only antmill/fig5 --scale paper  # its networks into the cache
 
 Each figure runs as `jaxnet -m +experiment=<name> scale=<scale>` into
 outputs/gallery/<scale>/<paper>_<figure>/ (rerunning skips finished jobs and points); figures
@@ -20,6 +21,9 @@ every figure that has a record, with the command that regenerates it and the pap
 cost (router-cycles, from the paper-scale configuration) and its time at the measured speeds of benchmarks/README.md. `--tables` runs
 the scripts that reproduce the two non-simulation papers' tables and figures (balanced
 paths, Angara tables) and the simulations built on them, and adds them to the page.
+`--build-only` builds the named figures' networks (topology, routing tables, resolved VCs)
+into the network cache (JAXNET_NETWORK_CACHE) and simulates nothing: on a CPU before a GPU
+lease, whose sweeps then load them from the carried cache instead of building them.
 """
 from __future__ import annotations
 
@@ -146,6 +150,33 @@ def routers(topology: dict) -> int:
 def paper_jobs(name: str) -> tuple[dict, ...]:
     """The figure's jobs at paper scale (composed once: the page asks several times)."""
     return tuple(sweep_jobs(name, "paper"))
+
+
+def distinct_networks(name: str, scale: str) -> list[tuple[dict, dict]]:
+    """(job, its topology/routing/router groups) for each network the figure's sweep builds,
+    in job order: jobs that differ only in traffic or load share one."""
+    jobs = paper_jobs(name) if scale == "paper" else tuple(sweep_jobs(name, scale))
+    networks = {}
+    for job in jobs:
+        groups = {key: job[key] for key in ("topology", "routing", "router")}
+        networks.setdefault(json.dumps(groups, sort_keys=True, default=str), (job, groups))
+    return list(networks.values())
+
+
+def build_networks(names: Sequence[str], scale: str) -> None:
+    """Build the figures' networks into the network cache, simulating nothing (`--build-only`)."""
+    from jaxnet import build
+
+    for name in names:
+        for job, groups in distinct_networks(name, scale):
+            what = f"{name}: {job['routing']['name']} on {job['topology']['name']}"
+            start = time.perf_counter()
+            try:
+                build.network_of(groups)
+            except ValueError as err:  # e.g. path weights that the app fits to each job's traffic first
+                print(f"{what}: not built ahead ({err})", flush=True)
+                continue
+            print(f"{what}: in the cache ({time.perf_counter() - start:.1f} s)", flush=True)
 
 
 def paper_cost(name: str) -> float | None:
@@ -323,6 +354,9 @@ def remaining(figures: list[dict]) -> list[str]:
              "archives the finished points of the others, to resume from (they are committed under",
              "outputs/gallery/paper/; a batch cut off mid-run is lost unless",
              "`SETTINGS=sim.checkpoint_every=5000` lets a second command on the same machine resume it).",
+             "Networks slow to build (RRG medoids) can be built on a CPU ahead of the GPU's time,",
+             "`python scripts/gallery.py --build-only --scale paper NAME...` into the network cache",
+             "(`JAXNET_NETWORK_CACHE`), and that directory carried along: the sweeps there load them.",
              "A figure filed before, all of whose points were done before the run, keeps its record (the",
              "device and wall time that made it); one whose points ran over several runs says how many",
              "ran on each device:", "",
@@ -451,7 +485,14 @@ def main() -> None:
     parser.add_argument("--refresh", action="store_true",
                         help="re-merge finished sweeps (no simulation): the named figures at --scale, or all")
     parser.add_argument("--only-page", action="store_true", help="only rewrite docs/gallery.md")
+    parser.add_argument("--build-only", action="store_true",
+                        help="only build the named figures' networks into the network cache (JAXNET_NETWORK_CACHE)")
     args = parser.parse_args()
+    if args.build_only:
+        if not args.names:
+            parser.error("--build-only: name the figures whose networks to build")
+        build_networks([name for names in args.names for name in names.split(",")], args.scale)
+        return
     signal.signal(signal.SIGTERM, _interrupted)  # a SIGTERM stops a sweep as Ctrl-C does
     unchanged = [f"sim.{key}" for key in NOT_RESULTS["sim"] if key not in ("loads", "seeds", "record")]
     for setting in args.set:

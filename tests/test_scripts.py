@@ -94,6 +94,25 @@ def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(
     assert "docs/gallery.md" in names and any(n.startswith("docs/gallery/records/") for n in names)
 
 
+def test_gallery_build_only_fills_the_network_cache_and_simulates_nothing(tmp_path):
+    """scripts/gallery.py --build-only builds each distinct network of the named figures (one
+    per routing here) into JAXNET_NETWORK_CACHE and runs no sweep; a second call rebuilds
+    nothing; without a figure it says what it needs."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "JAXNET_NETWORK_CACHE": str(cache)}
+    command = [sys.executable, str(ROOT / "scripts" / "gallery.py"), "--build-only", "--scale", "small", "valiant/fig3"]
+    first = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count(": in the cache") == 3 and "$ jaxnet" not in first.stdout  # MIN, RVAL, RVAL-Recomp
+    entries = {p.name: p.stat().st_mtime_ns for p in cache.glob("*.pkl")}
+    assert len([name for name in entries if not name.startswith("topology-")]) == 3
+    second = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in cache.glob("*.pkl")} == entries
+    bare = subprocess.run(command[:3], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert bare.returncode != 0 and "--build-only: name the figures" in bare.stderr
+
+
 def test_gallery_refresh_merges_only_the_named_figures_and_keeps_records_without_rows(monkeypatch):
     """scripts/gallery.py --refresh NAME --scale S re-merges only that figure, with its title and
     claims as the experiment file states them now; a record whose sweep holds no rows on this

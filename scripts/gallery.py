@@ -488,6 +488,10 @@ def main() -> None:
     parser.add_argument("--build-only", action="store_true",
                         help="only build the named figures' networks into the network cache (JAXNET_NETWORK_CACHE)")
     args = parser.parse_args()
+    known = experiments()
+    unknown = [name for names in args.names for name in names.split(",") if name not in known]
+    if unknown:
+        parser.error(f"unknown experiment {', '.join(unknown)}: the experiments are {', '.join(known)}")
     if args.build_only:
         if not args.names:
             parser.error("--build-only: name the figures whose networks to build")

@@ -111,6 +111,9 @@ def test_gallery_build_only_fills_the_network_cache_and_simulates_nothing(tmp_pa
     assert {p.name: p.stat().st_mtime_ns for p in cache.glob("*.pkl")} == entries
     bare = subprocess.run(command[:3], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bare.returncode != 0 and "--build-only: name the figures" in bare.stderr
+    unknown = subprocess.run([*command[:-1], "valiant/fig99"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "unknown experiment valiant/fig99" in unknown.stderr
+    assert "Traceback" not in unknown.stderr and "valiant/fig3" in unknown.stderr  # the allowed names
 
 
 def test_gallery_refresh_merges_only_the_named_figures_and_keeps_records_without_rows(monkeypatch):

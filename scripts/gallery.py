@@ -509,7 +509,7 @@ def main() -> None:
         for key in SCRIPTS:
             run_script(key)
     elif not args.only_page:
-        for names in args.names or experiments():
+        for names in args.names or known:
             run(names.split(","), args.scale, args.set)
     write_atomic(DOCS / "gallery.md", page())
     print(f"wrote {DOCS / 'gallery.md'}")

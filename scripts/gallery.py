@@ -24,6 +24,9 @@ paths, Angara tables) and the simulations built on them, and adds them to the pa
 `--build-only` builds the named figures' networks (topology, routing tables, resolved VCs)
 into the network cache (JAXNET_NETWORK_CACHE) and simulates nothing: on a CPU before a GPU
 lease, whose sweeps then load them from the carried cache instead of building them.
+A point another figure already simulated (the same configuration, load and seed) is not
+simulated again: the sweep takes its row from outputs/gallery/<scale>/ and docs/gallery/<scale>/
+(`reuse`), and the record counts only the router-cycles simulated in the run.
 """
 from __future__ import annotations
 
@@ -44,10 +47,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jaxnet.cli.experiment import sweep_jobs  # noqa: E402
+from jaxnet.cli.sweep import REUSED_FROM  # noqa: E402
 from jaxnet.core.files import write_atomic  # noqa: E402
 from jaxnet.results import claims as claim_tables  # noqa: E402
 from jaxnet.results import collect  # noqa: E402
-from jaxnet.results.table import NOT_RESULTS  # noqa: E402
+from jaxnet.results.table import NOT_RESULTS, config_id  # noqa: E402
 
 OUT = ROOT / "outputs" / "gallery"
 DOCS = ROOT / "docs"
@@ -219,11 +223,14 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
     files the figures whose points are all done; the same command goes on from the rest."""
     out = sweep_dir("+".join(names), scale)
     before = {point_key(r) for r in sweep_rows(out)}
-    command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", *settings]
+    earlier = [d for d in (OUT / scale, IMAGES / scale) if d.is_dir()]  # every point simulated before
+    reuse = f"reuse=[{','.join(repr(d.relative_to(ROOT).as_posix()) for d in earlier)}]"  # the app runs in ROOT
+    command = ["jaxnet", "-m", f"+experiment={','.join(names)}", f"scale={scale}", reuse, *settings]
     print("$", " ".join(command), flush=True)
     start = time.time()
     # the app's module rather than its console script: this Python's jaxnet, installed or not
-    app = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"])
+    app = subprocess.Popen([sys.executable, "-m", "jaxnet.cli.simulate", *command[1:], f"hydra.sweep.dir={out}"],
+                           cwd=ROOT)
     interrupted = False
     try:
         code = app.wait()
@@ -239,9 +246,12 @@ def run(names: list[str], scale: str, settings: list[str]) -> None:
 
     device = f"{jax.devices()[0].platform}: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)"
     rows = sweep_rows(out)
-    ran = [r for r in rows if point_key(r) not in before]
-    simulated = router_cycles(ran)
+    new = [r for r in rows if point_key(r) not in before]
+    simulated = router_cycles([r for r in new if not r.get(REUSED_FROM)])
     note = f"{simulated:.2e} router-cycles simulated in this run ({simulated / wall / 1e6:.1f} M/s end to end)"
+    reused = sum(bool(r.get(REUSED_FROM)) for r in new)
+    if reused:
+        note += f"; {reused} point(s) reused from other figures' runs (their rows' `{REUSED_FROM}`)"
     if len(names) > 1:
         note += f"; one sweep with {', '.join(n for n in names)}, wall time and rate for all of them"
     filed = []
@@ -359,22 +369,42 @@ def remaining(figures: list[dict]) -> list[str]:
              "(`JAXNET_NETWORK_CACHE`), and that directory carried along: the sweeps there load them.",
              "A figure filed before, all of whose points were done before the run, keeps its record (the",
              "device and wall time that made it); one whose points ran over several runs says how many",
-             "ran on each device:", "",
+             "ran on each device. Points that other figures already simulated (the same configuration,",
+             "load and seed; in brackets) are copied from their rows, not simulated again (`reuse`):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
-    finished = paper_points_done()
-    lines += [f"| {n} | {paper_cost(n):.2e} | {finished.get(n, 0)} of {figure_points(n, 'paper')} |" for n in rest]
+    finished, simulated = paper_points_done()
+    for name in rest:
+        points = paper_point_keys(name)
+        elsewhere = len(points & simulated) - finished.get(name, 0)
+        lines.append(f"| {name} | {paper_cost(name):.2e} | {finished.get(name, 0)} of {len(points)}"
+                     + (f" ({elsewhere} more simulated for other figures: reused)" if elsewhere else "") + " |")
     return lines + [""]
 
 
-def paper_points_done() -> dict[str, int]:
-    """Paper-scale points finished per figure: the rows of its sweeps so far (committed under
-    outputs/gallery/paper/, so that the next run goes on from them), read once for the page."""
+def paper_points_done() -> tuple[dict[str, int], set[tuple]]:
+    """(paper-scale points finished per figure: the rows of its sweeps so far, committed under
+    outputs/gallery/paper/ so that the next run goes on from them; every point simulated at
+    paper scale, filed rows included), read once for the page."""
     sweeps = [d for d in (OUT / "paper").iterdir() if d.is_dir()] if (OUT / "paper").is_dir() else []
-    done = {}
+    done, simulated = {}, set()
     for sweep in sweeps:
         for r in sweep_rows(sweep):
             done.setdefault(r.get("experiment"), set()).add(point_key(r))
-    return {name: len(points) for name, points in done.items()}
+    filed = collect.load([IMAGES / "paper"])[0] if (IMAGES / "paper").is_dir() else []
+    for points in [*done.values(), map(point_key, filed)]:
+        simulated.update(normal_key(key) for key in points)
+    return {name: len(points) for name, points in done.items()}, simulated
+
+
+def normal_key(key: tuple) -> tuple:
+    config, load, seed = key
+    return config, float(load), int(seed)
+
+
+def paper_point_keys(name: str) -> set[tuple]:
+    """The figure's paper-scale points as (config id, load, seed)."""
+    return {(config_id(job, pattern), float(load), int(seed)) for job in paper_jobs(name)
+            for pattern in job["patterns"].values() for load in job["sim"]["loads"] for seed in job["sim"]["seeds"]}
 
 
 def _has_paper_scale(name: str) -> bool:

@@ -1,6 +1,5 @@
 """The `jaxnet` Hydra app: results.csv columns, plots, resume, clear errors (in-process, as
 the console script runs it; tests/test_sweep.py starts it as a process)."""
-import csv
 import os
 import subprocess
 import sys
@@ -8,7 +7,7 @@ import sys
 from apps import run_app
 
 from jaxnet.cli import simulate
-from jaxnet.results import LEADING_COLUMNS
+from jaxnet.results import LEADING_COLUMNS, read_rows
 
 SMALL = ["topology.routers=12", "topology.degree=4", "topology.servers_per_router=2",
          "sim.seeds=[1]", "sim.warmup=100", "sim.measure=300", "sim.chunk=200"]
@@ -20,8 +19,7 @@ def _run(tmp_path, *overrides):
 
 
 def _rows(tmp_path):
-    with open(tmp_path / "results.csv", newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(tmp_path / "results.csv")[0]
 
 
 def test_results_plots_and_resume(tmp_path, capfd):

@@ -1,21 +1,23 @@
 """Files that are not results, and the apps' output options: a results.csv that jaxnet did not
 write stops a run with one line naming it (and is left as it is), a sweep's merge leaves it
 out with a warning; `plot.formats` is checked before simulating; `jaxnet-paths` says when it
-finds fewer than k paths and takes a pattern's name as its demand (no simulation here)."""
+finds fewer than k paths and takes a pattern's name as its demand; the blocks an experiment's
+rows share are written once per table and read back whole (no simulation here)."""
 from __future__ import annotations
 
+import csv
 import json
 import logging
 
 import pytest
 from apps import assert_one_line, run_app
 from omegaconf import OmegaConf
-from synthetic import plain_job, rows_of_jobs
+from synthetic import experiment_rows, plain_job, rows_of_jobs
 
 from jaxnet.cli import paths, simulate
 from jaxnet.cli.sweep import CollectSweep
 from jaxnet.results import collect
-from jaxnet.results.table import write_rows
+from jaxnet.results.table import SHARED_BLOCK, SHARED_BLOCKS, read_rows, write_rows
 
 TINY = ["sim.loads=[0.3]", "sim.seeds=[1]", "sim.warmup=20", "sim.measure=40", "sim.chunk=20"]
 PATHS = ["topology=dragonfly", "topology.a=3", "topology.h=2", "paths.cycles=1", "paths.lp_method=none",
@@ -97,3 +99,48 @@ def test_a_bad_demand_is_one_line_naming_paths_demand(tmp_path, demand, expected
     code, stderr = run_app(paths, tmp_path, *PATHS, "paths.k=2", f"paths.demand={demand}")
     assert code == 2
     assert_one_line(stderr, expected)
+
+
+@pytest.fixture(scope="module")
+def two_experiments():
+    return experiment_rows("antmill/fig6") + experiment_rows("polarized/fig4")
+
+
+def _raw_configs(path):
+    with open(path, newline="") as f:
+        return [json.loads(row["config"]) for row in csv.DictReader(f)]
+
+
+def test_an_experiments_shared_blocks_are_written_once_and_read_back_whole(tmp_path, two_experiments):
+    path = tmp_path / "results.csv"
+    write_rows(path, two_experiments)
+    raw = _raw_configs(path)
+    configs = [json.loads(r["config"]) for r in two_experiments]
+    for key in SHARED_BLOCKS:  # each distinct block in full once, a reference in every other row
+        full = [config[key] for config in raw if set(config[key]) != {SHARED_BLOCK}]
+        distinct = list({json.dumps(config[key], sort_keys=True): 1 for config in configs})
+        assert sorted(json.dumps(block, sort_keys=True) for block in full) == sorted(distinct)
+    back, damaged = read_rows(path)
+    assert damaged == 0
+    assert [r["config"] for r in back] == [r["config"] for r in two_experiments]  # the same text
+    assert path.stat().st_size < 0.5 * sum(len(r["config"]) for r in two_experiments)
+
+
+def test_rows_whose_shared_block_was_damaged_keep_their_results(tmp_path, two_experiments):
+    """The first row of an experiment holds its blocks; when it is damaged (dropped, to be
+    recomputed) the experiment's other rows keep their results and the rest of their
+    configuration, without the blocks."""
+    path = tmp_path / "results.csv"
+    write_rows(path, two_experiments)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",uniform,", ",uniformly,", 1)  # edit the first row
+    path.write_text("".join(lines))
+    back, damaged = read_rows(path)
+    assert damaged == 1 and len(back) == len(two_experiments) - 1
+    first = json.loads(two_experiments[0]["config"])
+    for row, before in zip(back, two_experiments[1:]):
+        config, config_before = json.loads(row["config"]), json.loads(before["config"])
+        lost = {key for key in SHARED_BLOCKS if config_before[key] == first[key]}
+        assert lost or row["experiment"] != first["experiment"]["name"]
+        assert config == {k: v for k, v in config_before.items() if k not in lost}
+        assert row["config_id"] == before["config_id"] and row["accepted_load"] == str(before["accepted_load"])

@@ -217,3 +217,37 @@ def test_gallery_keeps_the_record_of_a_figure_that_ran_nothing(monkeypatch, tmp_
     monkeypatch.setattr(gallery, "publish", lambda out, record: published.append(record["name"]))
     gallery.run(["a/fig1", "b/fig2", "c/fig3"], "paper", [])
     assert published == ["b/fig2", "c/fig3"]
+
+
+def test_gallery_reuses_points_other_figures_simulated_and_counts_only_its_own(monkeypatch, tmp_path):
+    """A gallery sweep takes the points other figures already simulated (`reuse` of the scale's
+    outputs and filed rows), and its record counts only the router-cycles it simulated."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    gallery = load_script(ROOT / "scripts" / "gallery.py")
+    commands = []
+
+    class App:
+        def __init__(self, command, **kwargs):
+            commands.append((command, kwargs.get("cwd")))
+
+        def wait(self, timeout=None):
+            return 0
+
+    def row(load, reused_from=""):
+        return {"experiment": "a/fig1", "config_id": "a", "offered_load": load, "seed": 1, "reused_from": reused_from}
+
+    new = [row(0.1, "docs/gallery/paper/b_fig2_paper/results.csv"), row(0.2)]
+    calls = iter([[], new])
+    counted, published = [], []
+    monkeypatch.setattr(gallery, "RECORDS", tmp_path)
+    monkeypatch.setattr(gallery.subprocess, "Popen", App)
+    monkeypatch.setattr(gallery, "sweep_rows", lambda out: next(calls))
+    monkeypatch.setattr(gallery, "router_cycles", lambda rows: counted.append(rows) or 10**6 * len(rows))
+    monkeypatch.setattr(gallery, "paper_cost", lambda name: None)
+    monkeypatch.setattr(gallery, "publish", lambda out, record: published.append(record))
+    gallery.run(["a/fig1"], "paper", [])
+    (command, cwd), = commands
+    assert cwd == gallery.ROOT and "reuse=['outputs/gallery/paper','docs/gallery/paper']" in command
+    assert counted == [[new[1]]]
+    assert published[0]["note"].startswith("1.00e+06 router-cycles simulated in this run")
+    assert "; 1 point(s) reused from other figures' runs" in published[0]["note"]

@@ -1,14 +1,14 @@
 """A sweep's jobs that share a network run as one batch (the `jaxnet` launcher), with rows
 identical to running each job on its own, also through the cluster code path (submitit's
 debug executor in place of SLURM); a network is built once and then comes from the network
-cache until its config changes; `jaxnet.run` returns the command's rows."""
-import csv
+cache until its config changes; points simulated before are reused; `jaxnet.run` returns the
+command's rows."""
 import logging
 import re
 from pathlib import Path
 
 import pytest
-from apps import run_app
+from apps import assert_one_line, run_app
 
 import jaxnet
 from jaxnet import build
@@ -16,17 +16,19 @@ from jaxnet.cli import simulate as simulate_app
 from jaxnet.cli.common import checked_overrides
 from jaxnet.cli.experiment import compose_jobs
 from jaxnet.cli.sweep import run_jobs, structure_key
-from jaxnet.results.table import NOT_RESULTS, config_id, results_sim
+from jaxnet.results.table import NOT_RESULTS, config_id, read_rows, results_sim
 
 TINY = ["topology=hamming", "topology.sides=[3,3]", "topology.servers_per_router=1", "routing=minimal",
         "sim.loads=[0.3,0.6]", "sim.seeds=[1]", "sim.warmup=40", "sim.measure=120", "sim.chunk=40"]
 # columns that say how and when a row was made, not what was simulated
-HOW = {"wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "workers", "date", "row_sha", "git_commit", "host"}
+HOW = {"wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "workers", "work_lists", "date", "row_sha", "git_commit",
+       "host"}
 
 
 def _rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    rows, damaged = read_rows(path)
+    assert damaged == 0
+    return rows
 
 
 def _results(rows):
@@ -171,6 +173,40 @@ def test_list_sizing_leaves_a_points_identity_unchanged(tmp_path, network_cache)
     done = (tmp_path / "run" / "results.csv").read_text()
     code, stderr = run_app(simulate_app, tmp_path / "run", *TINY, "sim.list_sizing=grow")  # its points are done
     assert code == 0 and (tmp_path / "run" / "results.csv").read_text() == done, stderr
+
+
+def test_points_simulated_before_are_reused_not_simulated(tmp_path, network_cache, capfd):
+    """`reuse` names earlier runs: their points of this configuration are copied (with how
+    and where they ran, and `reused_from` naming their file), the others simulated as
+    without it; a copy reused again names the file its point was simulated for."""
+    first = tmp_path / "first" / "results.csv"
+    assert run_app(simulate_app, first.parent, *TINY)[0] == 0
+    more = [*TINY, "sim.loads=[0.3,0.6,0.9]"]
+    code, stderr = run_app(simulate_app, tmp_path / "second", *more, f"reuse=[{first.parent}]")
+    assert code == 0, stderr
+    log = capfd.readouterr().out
+    assert "2 point(s) reused" in log and "1 new point(s), 2 already done" in log
+    rows = _rows(tmp_path / "second" / "results.csv")
+    assert [row["reused_from"] for row in rows] == [str(first), str(first), ""]
+    copied = {"config", "reused_from", "row_sha"}
+    assert [{k: v for k, v in row.items() if k not in copied} for row in rows[:2]] == [
+        {k: v for k, v in row.items() if k not in copied} for row in _rows(first)]
+    assert run_app(simulate_app, tmp_path / "alone", *more)[0] == 0
+    alone = _rows(tmp_path / "alone" / "results.csv")
+    assert [{k: v for k, v in row.items() if k not in copied} for row in _results(rows)] == [
+        {k: v for k, v in row.items() if k not in copied} for row in _results(alone)]
+    assert run_app(simulate_app, tmp_path / "third", *more, "traffic=tornado", f"reuse=[{tmp_path / 'second'}]")[0] == 0
+    assert not any("reused_from" in row for row in _rows(tmp_path / "third" / "results.csv"))  # another pattern
+    assert run_app(simulate_app, tmp_path / "fourth", *more, f"reuse=[{tmp_path / 'second'}]")[0] == 0
+    assert [row["reused_from"] for row in _rows(tmp_path / "fourth" / "results.csv")] == [
+        str(first), str(first), str(tmp_path / "second" / "results.csv")]
+
+
+def test_reuse_of_a_missing_path_is_one_line(tmp_path):
+    code, stderr = run_app(simulate_app, tmp_path, *TINY, f"reuse=[{tmp_path / 'nowhere'}]")
+    assert code == 2
+    assert_one_line(stderr, "reuse=", "nowhere", "existing directories or results.csv files")
+    assert not (tmp_path / "results.csv").exists()
 
 
 def test_the_python_api_returns_the_command_lines_rows(tmp_path, network_cache):

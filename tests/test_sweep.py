@@ -2,7 +2,6 @@
 points, damaged results rows are recomputed, checkpoints resume bit-identically, a failing
 job of a multirun is reported while the others run, the deadlock watchdog fires only on
 deadlocks, and invariant checks catch a broken state."""
-import csv
 import os
 import signal
 import subprocess
@@ -31,8 +30,7 @@ RESULTS_ONLY = ("wall_s", "first_chunk_s", "batch", "vmap_width", "sub_batch", "
 
 
 def _rows(directory):
-    with open(directory / "results.csv", newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(directory / "results.csv")[0]
 
 
 def _same_results(a: dict, b: dict) -> bool:

@@ -8,7 +8,8 @@ patterns of an experiment job run together with the loads and seeds. Nothing com
 lost: the run directory is checked for writing before anything is simulated, rows that
 still cannot be written there go to a fallback file the error names, and a killed job's
 sub-batches are composed again as their checkpoints were (`CHECKPOINTS`), so that each
-resumes from its last checkpoint."""
+resumes from its last checkpoint. Points that earlier runs named in `reuse` already
+simulated (the same configuration id, load and seed) are copied from them, not simulated."""
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ from jaxnet.cli.experiment import resolve
 from jaxnet.core.files import require_writable, write_atomic
 from jaxnet.core.validate import require
 from jaxnet.results import collect, plots, records
-from jaxnet.results.table import config_id, decorate, done_points, read_rows, write_rows
+from jaxnet.results.table import CHECKSUM, config_id, decorate, done_points, read_rows, write_rows
 from jaxnet.routing import ROUTINGS
 from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
@@ -39,6 +40,14 @@ from jaxnet.tune import needs_weights, resolve_weights
 log = logging.getLogger("jaxnet")
 # The sub-batches of a job that checkpoints, by checkpoint file: their points and padding.
 CHECKPOINTS = "checkpoints.json"
+# A reused row's column naming the results.csv its point was simulated for.
+REUSED_FROM = "reused_from"
+# Columns a reused row takes from the job that reuses it; the rest (results, how and where
+# the point ran) stay as they were simulated.
+RELABELLED = ("traffic", "experiment", "line", "network", "scale", "pattern", "config")
+# The tables `reuse` has read in this process, by path: (size and modification time, rows);
+# a sweep's batches each consult them, and only the tables written since are read again.
+_REUSE_TABLES: dict[Path, tuple[tuple[int, int], list[dict]]] = {}
 
 
 class DeadlockError(RunFailed):
@@ -80,6 +89,8 @@ def run_jobs(jobs: list[tuple[dict, Path | None]], progress: bool = True) -> lis
     spec = build.sim(first["sim"])
     outs = [None if out is None else Path(out) for _, out in jobs]
     rows = [_read_rows(out, spec.record) for out in outs]
+    for j, (job, out) in enumerate(jobs):
+        _reuse(job, out, rows[j], spec)
     # the points to simulate: (config id, point) -> (pattern, [(job, its label, the row's place in the job)])
     todo: dict[tuple, tuple[dict, list[tuple[int, str, int]]]] = {}
     for j, (job, _) in enumerate(jobs):
@@ -121,6 +132,49 @@ def _read_rows(out: Path | None, record: tuple[str, ...]) -> list[dict]:
                      out / "results.csv")
         rows = kept
     return rows
+
+
+def _reuse(job: dict, out: Path | None, rows: list[dict], spec) -> None:
+    """Append to the job's rows (and write) a copy of each of its missing points that a
+    results table under `job["reuse"]` holds (the same config id, load and seed: the same
+    results), relabelled as this job's; with `sim.record`, nothing (its record files are
+    not copied)."""
+    sources = [Path(p) for p in job.get("reuse") or ()]
+    for source in sources:
+        require(source.exists(), "reuse", str(source), "existing directories or results.csv files "
+                "(earlier runs whose points with the same configuration are copied, not simulated)")
+    if not sources or spec.record:
+        return
+    pool: dict[tuple, tuple[dict, Path]] = {}
+    for path in collect.result_files(sources):
+        for row in _reusable_rows(path):
+            pool.setdefault((row["config_id"], float(row["offered_load"]), int(row["seed"])), (row, path))
+    copies = []
+    for label, pattern in job["patterns"].items():
+        cid = config_id(job, pattern)
+        done = done_points(rows, cid)
+        fresh = None
+        for load, seed in build.sim(job["sim"]).points:
+            source = pool.get((cid, load, seed))
+            if (load, seed) in done or source is None:
+                continue
+            fresh = fresh or decorate({}, job, cid, label, pattern)
+            row, path = source
+            copies.append({**{k: v for k, v in row.items() if k != CHECKSUM}, **{k: fresh[k] for k in RELABELLED},
+                           REUSED_FROM: row.get(REUSED_FROM) or str(path)})
+    if copies:
+        rows += copies
+        log.info("%d point(s) reused from %s", len(copies), ", ".join(map(str, sources)))
+        if out is not None:
+            write_results(out / "results.csv", rows)
+
+
+def _reusable_rows(path: Path) -> list[dict]:
+    stat = path.stat()
+    version = (stat.st_size, stat.st_mtime_ns)
+    if _REUSE_TABLES.get(path, (None,))[0] != version:
+        _REUSE_TABLES[path] = (version, read_rows(path)[0])
+    return _REUSE_TABLES[path][1]
 
 
 def _simulate_todo(jobs, outs, rows, spec, todo: dict, progress: bool, devices: int) -> None:

@@ -20,7 +20,7 @@ from jaxnet.results.table import NOT_RESULTS, read_rows, results_sim, results_to
 
 # configuration keys that never distinguish curves (the grid, bookkeeping, the panel, output)
 _IGNORED = tuple(f"sim.{key}" for key in NOT_RESULTS["sim"]) + (
-    "experiment", "line", "network", "scale", "traffic", "patterns", "format", "hydra", "plot", "label")
+    "experiment", "line", "network", "scale", "traffic", "patterns", "format", "hydra", "plot", "label", "reuse")
 LINE_KEYS = ("only", "networks", "label")  # keys of an experiment line that are not configuration
 
 

@@ -1,7 +1,8 @@
 """Results rows: one per (configuration, traffic pattern, offered load, seed), with the full
 configuration, software versions, provenance (commit, date, host) and a checksum; written
 atomically as CSV, read back with damaged rows detected and dropped (they are recomputed),
-and skipped by a sweep that already has them."""
+and skipped by a sweep that already has them. The configuration blocks an experiment's rows
+all repeat (SHARED_BLOCKS) are written once per table and put back on reading."""
 from __future__ import annotations
 
 import csv
@@ -34,6 +35,11 @@ NOT_RESULTS = {"sim": ("loads", "seeds", "chunk", "vmap_width", "active_lists", 
 # Of those, keys that config ids hashed before they were known not to change results: hashed
 # at this value whatever they are set to, so that the ids of earlier rows stay the same.
 HASHED_AS = {"sim": {"list_sizing": "auto"}}
+# Configuration blocks every row of an experiment repeats (the figure's description: lines,
+# networks at each scale, claims; its patterns), most of a row's size. A table writes each
+# block in full in the first row that has it; later rows hold {SHARED_BLOCK: its digest}.
+SHARED_BLOCKS = ("experiment", "patterns")
+SHARED_BLOCK = "$block"
 # sim keys that change results only under an automatic warm-up (sim.warmup: auto)
 AUTO_WARMUP_KEYS = ("window", "warmup_tolerance", "warmup_max")
 
@@ -104,6 +110,68 @@ def _checksum(row: Mapping, columns: Iterable[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _digest(block) -> str:
+    return hashlib.sha256(json.dumps(block, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _is_reference(block) -> bool:
+    return isinstance(block, dict) and set(block) == {SHARED_BLOCK}
+
+
+def _share_blocks(config_cells: Iterable[str]) -> list[str]:
+    """The rows' `config` cells with each shared block after its first appearance replaced by
+    a reference to it (a job's rows share one configuration: each distinct cell is parsed once)."""
+    written, shared, out = set(), {}, []
+    for text in config_cells:
+        if text not in shared:
+            config = json.loads(text) if text.startswith("{") else None
+            blocks = {key: config[key] for key in SHARED_BLOCKS
+                      if isinstance(config, dict) and config.get(key) and not _is_reference(config[key])}
+            digests = {key: _digest(block) for key, block in blocks.items()}
+            new = {key for key, digest in digests.items() if digest not in written}
+            written.update(digests.values())
+            referenced = dict(config or {}, **{key: {SHARED_BLOCK: digest} for key, digest in digests.items()})
+            shared[text] = json.dumps(referenced) if digests else text
+            if digests and new:  # its first appearance keeps the new blocks in full
+                out.append(json.dumps({**referenced, **{key: blocks[key] for key in new}}))
+                continue
+        out.append(shared[text])
+    return out
+
+
+def _restore_blocks(rows: list[dict]) -> None:
+    """Put the shared blocks back into the rows' `config` (in place). A block whose full row
+    was damaged is left out of the rows that referred to it: they keep their results and the
+    rest of their configuration."""
+    marker = f'"{SHARED_BLOCK}"'
+    if not any(marker in row["config"] for row in rows):
+        return
+    blocks = {}
+    for row in rows:  # the blocks written in full
+        if row["config"].count(marker) < len(SHARED_BLOCKS):
+            try:
+                config = json.loads(row["config"])
+            except json.JSONDecodeError:
+                continue
+            for key in SHARED_BLOCKS if isinstance(config, dict) else ():
+                if config.get(key) and not _is_reference(config[key]):
+                    blocks.setdefault(_digest(config[key]), config[key])
+    restored = {}
+    for row in rows:
+        text = row["config"]
+        if marker in text and text not in restored:
+            config = json.loads(text)
+            for key in SHARED_BLOCKS:
+                if _is_reference(config.get(key)):
+                    block = blocks.get(config[key][SHARED_BLOCK])
+                    if block is None:
+                        del config[key]
+                    else:
+                        config[key] = block
+            restored[text] = json.dumps(config)
+        row["config"] = restored.get(text, text)
+
+
 def read_rows(path: Path) -> tuple[list[dict], int]:
     """(rows whose checksum holds, number of damaged rows dropped) of a results.csv; a
     missing or empty file has none. Truncated or edited rows fail their checksum. A file that
@@ -133,6 +201,7 @@ def read_rows(path: Path) -> tuple[list[dict], int]:
     if columns and missing:
         raise foreign(f"no {', '.join(missing)} column{'s' if len(missing) > 1 else ''}")
     good = [r for r in rows if r[CHECKSUM] == _checksum(r, columns) and None not in r and None not in r.values()]
+    _restore_blocks(good)
     return good, len(rows) - len(good)
 
 
@@ -141,7 +210,8 @@ def done_points(rows: Iterable[Mapping], cid: str) -> set[tuple[float, int]]:
 
 
 def write_rows(path: Path, rows: list[Mapping]) -> None:
-    """Write all rows as CSV atomically (temp file + rename), each with its checksum."""
+    """Write all rows as CSV atomically (temp file + rename), each with its checksum and each
+    shared configuration block once."""
     columns = list(LEADING_COLUMNS)
     for row in rows:
         columns += [k for k in row if k not in columns and k != CHECKSUM]
@@ -149,8 +219,11 @@ def write_rows(path: Path, rows: list[Mapping]) -> None:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
-    for row in rows:
-        cells = {k: _cell(v) for k, v in row.items()}
-        cells[CHECKSUM] = _checksum(cells, columns)
-        writer.writerow(cells)
+    cells = [{k: _cell(v) for k, v in row.items()} for row in rows]
+    configs = _share_blocks(c.get("config", "") for c in cells)
+    for row, config in zip(cells, configs):
+        if "config" in row:
+            row["config"] = config
+        row[CHECKSUM] = _checksum(row, columns)
+        writer.writerow(row)
     write_atomic(Path(path), buffer.getvalue())

@@ -144,3 +144,11 @@ def test_rows_whose_shared_block_was_damaged_keep_their_results(tmp_path, two_ex
         assert lost or row["experiment"] != first["experiment"]["name"]
         assert config == {k: v for k, v in config_before.items() if k not in lost}
         assert row["config_id"] == before["config_id"] and row["accepted_load"] == str(before["accepted_load"])
+
+
+def test_a_config_cell_that_is_not_json_is_written_and_read_as_it_is(tmp_path, rows):
+    path = tmp_path / "results.csv"
+    odd = [{**rows[0], "config": "not json"}, {**rows[1], "config": '{"$block": "x"'}, *rows[2:]]
+    write_rows(path, odd)
+    back, damaged = read_rows(path)
+    assert damaged == 0 and [r["config"] for r in back] == [r["config"] for r in odd]

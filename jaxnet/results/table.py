@@ -118,19 +118,27 @@ def _is_reference(block) -> bool:
     return isinstance(block, dict) and set(block) == {SHARED_BLOCK}
 
 
+def _json_object(text: str) -> dict | None:
+    """The JSON object a cell holds, else None."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _share_blocks(config_cells: Iterable[str]) -> list[str]:
     """The rows' `config` cells with each shared block after its first appearance replaced by
     a reference to it (a job's rows share one configuration: each distinct cell is parsed once)."""
     written, shared, out = set(), {}, []
     for text in config_cells:
         if text not in shared:
-            config = json.loads(text) if text.startswith("{") else None
-            blocks = {key: config[key] for key in SHARED_BLOCKS
-                      if isinstance(config, dict) and config.get(key) and not _is_reference(config[key])}
+            config = _json_object(text) or {}
+            blocks = {key: config[key] for key in SHARED_BLOCKS if config.get(key) and not _is_reference(config[key])}
             digests = {key: _digest(block) for key, block in blocks.items()}
             new = {key for key, digest in digests.items() if digest not in written}
             written.update(digests.values())
-            referenced = dict(config or {}, **{key: {SHARED_BLOCK: digest} for key, digest in digests.items()})
+            referenced = dict(config, **{key: {SHARED_BLOCK: digest} for key, digest in digests.items()})
             shared[text] = json.dumps(referenced) if digests else text
             if digests and new:  # its first appearance keeps the new blocks in full
                 out.append(json.dumps({**referenced, **{key: blocks[key] for key in new}}))
@@ -149,18 +157,15 @@ def _restore_blocks(rows: list[dict]) -> None:
     blocks = {}
     for row in rows:  # the blocks written in full
         if row["config"].count(marker) < len(SHARED_BLOCKS):
-            try:
-                config = json.loads(row["config"])
-            except json.JSONDecodeError:
-                continue
-            for key in SHARED_BLOCKS if isinstance(config, dict) else ():
+            config = _json_object(row["config"]) or {}
+            for key in SHARED_BLOCKS:
                 if config.get(key) and not _is_reference(config[key]):
                     blocks.setdefault(_digest(config[key]), config[key])
     restored = {}
     for row in rows:
         text = row["config"]
-        if marker in text and text not in restored:
-            config = json.loads(text)
+        config = _json_object(text) if marker in text and text not in restored else None
+        if config is not None:
             for key in SHARED_BLOCKS:
                 if _is_reference(config.get(key)):
                     block = blocks.get(config[key][SHARED_BLOCK])

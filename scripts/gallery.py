@@ -374,31 +374,29 @@ def remaining(figures: list[dict]) -> list[str]:
              "| figure | router-cycles | points done |", "|---|---|---|"]
     finished, simulated = paper_points_done()
     for name in rest:
-        points = paper_point_keys(name)
-        elsewhere = len(points & simulated) - finished.get(name, 0)
-        lines.append(f"| {name} | {paper_cost(name):.2e} | {finished.get(name, 0)} of {len(points)}"
+        points, done = paper_point_keys(name), finished.get(name, set())
+        elsewhere = len(points & simulated - done)
+        lines.append(f"| {name} | {paper_cost(name):.2e} | {len(done)} of {len(points)}"
                      + (f" ({elsewhere} more simulated for other figures: reused)" if elsewhere else "") + " |")
     return lines + [""]
 
 
-def paper_points_done() -> tuple[dict[str, int], set[tuple]]:
+def paper_points_done() -> tuple[dict[str, set[tuple]], set[tuple]]:
     """(paper-scale points finished per figure: the rows of its sweeps so far, committed under
     outputs/gallery/paper/ so that the next run goes on from them; every point simulated at
-    paper scale, filed rows included), read once for the page."""
+    paper scale, filed rows included), as (config id, load, seed), read once for the page."""
     sweeps = [d for d in (OUT / "paper").iterdir() if d.is_dir()] if (OUT / "paper").is_dir() else []
-    done, simulated = {}, set()
+    done = {}
     for sweep in sweeps:
         for r in sweep_rows(sweep):
-            done.setdefault(r.get("experiment"), set()).add(point_key(r))
+            done.setdefault(r.get("experiment"), set()).add(numeric_key(r))
     filed = collect.load([IMAGES / "paper"])[0] if (IMAGES / "paper").is_dir() else []
-    for points in [*done.values(), map(point_key, filed)]:
-        simulated.update(normal_key(key) for key in points)
-    return {name: len(points) for name, points in done.items()}, simulated
+    return done, set().union(*done.values(), map(numeric_key, filed))
 
 
-def normal_key(key: tuple) -> tuple:
-    config, load, seed = key
-    return config, float(load), int(seed)
+def numeric_key(row: dict) -> tuple:
+    """A row's point as (config id, offered load, seed), numbers as numbers."""
+    return row["config_id"], float(row["offered_load"]), int(row["seed"])
 
 
 def paper_point_keys(name: str) -> set[tuple]:

@@ -202,8 +202,9 @@ def sweep_rows(out: Path) -> list[dict]:
 
 
 def point_key(row: dict) -> tuple:
-    """What tells one point of a sweep from another: its job's configuration, load and seed."""
-    return row["config_id"], row["offered_load"], row["seed"]
+    """What tells one point from another: its job's configuration id, load and seed (numbers
+    as numbers, so that rows read back and points composed from the config compare equal)."""
+    return row["config_id"], float(row["offered_load"]), int(row["seed"])
 
 
 def router_cycles(rows: list[dict]) -> int:
@@ -389,14 +390,9 @@ def paper_points_done() -> tuple[dict[str, set[tuple]], set[tuple]]:
     done = {}
     for sweep in sweeps:
         for r in sweep_rows(sweep):
-            done.setdefault(r.get("experiment"), set()).add(numeric_key(r))
+            done.setdefault(r.get("experiment"), set()).add(point_key(r))
     filed = collect.load([IMAGES / "paper"])[0] if (IMAGES / "paper").is_dir() else []
-    return done, set().union(*done.values(), map(numeric_key, filed))
-
-
-def numeric_key(row: dict) -> tuple:
-    """A row's point as (config id, offered load, seed), numbers as numbers."""
-    return row["config_id"], float(row["offered_load"]), int(row["seed"])
+    return done, set().union(*done.values(), map(point_key, filed))
 
 
 def paper_point_keys(name: str) -> set[tuple]:

@@ -93,6 +93,17 @@ NETWORKS = {"rrg720": RRG720, "rrg1224": RRG1224, "df876": DF876, "df264": DF264
             "rrg64": SMALL["rrg 64/8 p=4"][0]}
 
 
+def json_object(text: str) -> dict:
+    """A command line's JSON object of settings (`--router`), or an argparse error."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON ({error})")
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a JSON object of router settings")
+    return value
+
+
 MAX_WARMUP_CHUNKS = 20  # chunks to reach the steady state before measuring (at most)
 MAX_COMPILING_WINDOWS = 10  # measurement windows rerun because something compiled (at most)
 COMPILATIONS: list[float] = []  # seconds of each XLA backend compilation in this process

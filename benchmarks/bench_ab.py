@@ -2,6 +2,7 @@
 
     python benchmarks/bench_ab.py [--before HEAD] [--after WORKTREE] [--network rrg720]
                                [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
+                               [--base dragonfly_minimal] [--router '{"packet_size": 10}']
                                [--rounds 2] [--mode auto] [--selection available_first] [--every-buffer]
                                [--out outputs/bench/ab.jsonl]
 
@@ -55,7 +56,7 @@ if core != "-":
 import bench, jaxnet
 if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.sep):
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
-row = bench.measure(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
+row = bench.measure(case["topology"], case["routing"], case["router"], case["load"],
                     case["batch"], chunk=case["chunk"], chunks=case["chunks"], repeats=case["repeats"], **case["options"])
 print(json.dumps(row))
 """
@@ -76,7 +77,7 @@ if not os.path.abspath(jaxnet.__file__).startswith(os.path.abspath(root) + os.se
     raise SystemExit(f"imported {jaxnet.__file__}, not the engine under {root}")
 if not hasattr(bench, "window"):
     raise SystemExit(f"the benchmarks under {root} predate bench.window: use --mode alternate or side-by-side")
-warm = bench.warmed_up(case["topology"], {"name": case["routing"]}, {"vcs": case["vcs"], "selection": case["selection"]}, case["load"],
+warm = bench.warmed_up(case["topology"], case["routing"], case["router"], case["load"],
                        case["batch"], chunk=case["chunk"], **case["options"])
 cycles = case["chunk"] * case["chunks"] * case["batch"] * warm.topo.n_routers
 print(json.dumps({"warmup_s": warm.warmup_s}), flush=True)
@@ -208,10 +209,10 @@ def compare(args, cpu: bool) -> list[dict]:
     with tempfile.TemporaryDirectory() as into:
         revisions = {"before": checkout(args.before, into), "after": checkout(args.after, into)}
         for routing, vcs, load in parse_cases(args.cases):
-            case = {"topology": bench.NETWORKS[args.network], "routing": routing, "vcs": vcs, "load": load,
-                    "batch": args.batch, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
-                    "options": {"active_lists": None} if args.every_buffer else {},
-                    "selection": args.selection}
+            case = {"topology": bench.NETWORKS[args.network], "load": load, "batch": args.batch,
+                    "routing": {"name": routing, **({"base": args.base} if args.base else {})},
+                    "router": {"vcs": vcs, "selection": args.selection, **args.router}, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
+                    "options": {"active_lists": None} if args.every_buffer else {}}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":
                 rounds = interleaved(revisions, case, args.rounds, cores[0] if cpu else None)
@@ -222,13 +223,14 @@ def compare(args, cpu: bool) -> list[dict]:
                     core, row = measured[name]
                     speeds[name].append(row["router_cycles_per_s"])
                     rows.append({"revision": name, "commit": revisions[name][1], "round": round_, "core": core,
-                                 "network": args.network, "routing": routing, "vcs": vcs, "load": load,
-                                 "batch": args.batch,
+                                 "network": args.network, "routing": routing, "vcs": case["router"]["vcs"], "load": load,
+                                 "batch": args.batch, **({"router": args.router} if args.router else {}),
                                  **{k: row.get(k) for k in ("router_cycles_per_s", "router_cycles_per_s_median",
                                                             "compile_s", "peak_device_bytes") if k in row}})
                     print(json.dumps(rows[-1]), flush=True)
             ratios = [a / b for a, b in zip(speeds["after"], speeds["before"])]
-            summaries.append({"summary": f"{args.network} {routing} {vcs} VCs, load {load}, batch {args.batch}",
+            summaries.append({"summary": f"{args.network} {routing} {case['router']['vcs']} VCs, load {load}, batch {args.batch}"
+                                         + (f", router {json.dumps(args.router)}" if args.router else ""),
                               "before": revisions["before"][1], "after": revisions["after"][1], "mode": args.mode,
                               "after_over_before": [round(r, 3) for r in ratios],
                               "geometric_mean": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3)})
@@ -245,6 +247,9 @@ def main():
     parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together")
     parser.add_argument("--selection", default="available_first",
                         help="router.selection of every case (auto: each scheme's own, Polarized best_first)")
+    parser.add_argument("--base", help="routing.base of every case (schemes built on another: rval on a Dragonfly)")
+    parser.add_argument("--router", type=bench.json_object, default={},
+                        help="router settings of every case, a JSON object (over its VCs and selection)")
     parser.add_argument("--rounds", type=int, default=2, help="measurements of each revision per case")
     parser.add_argument("--mode", choices=("auto", "side-by-side", "alternate", "interleaved"), default="auto")
     parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")

@@ -2,6 +2,7 @@
 XLA operation's time to the engine source that produced it (benchmarks/README.md).
 
     python benchmarks/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
+                              [--base dragonfly_minimal] [--router '{"input_buffer": 100}']
                               [--cycles 200] [--batch 1] [--every-buffer] [--warmup-chunks 3] [--top 30]
                               [--out outputs/bench/profile.json]
 
@@ -64,17 +65,21 @@ def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
 
 
 def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int, batch: int = 1,
-            every_buffer: bool = False, warmup_chunks: int = 3) -> dict:
+            every_buffer: bool = False, warmup_chunks: int = 3, base: str | None = None,
+            router: dict | None = None) -> dict:
     """Per-cycle microseconds of one chunk of `batch` simulations (vmapped) after warm-up:
     by phase, by call chain, in all (every_buffer: without the work lists, as
     `sim.active_lists: null` runs); at least `warmup_chunks` chunks of warm-up (a saturating
-    network fills for thousands of cycles)."""
+    network fills for thousands of cycles). `base`: the routing's base scheme; `router`:
+    router settings over `vcs`."""
     import jax
 
     from jaxnet.sim import capacities
     from jaxnet.sim.run import advance_chunk, compiled_advance
 
-    warm = bench.warmed_up(bench.NETWORKS[network_name], {"name": routing}, {"vcs": vcs}, load, batch, chunk=cycles,
+    routing_config = {"name": routing, **({"base": base} if base else {})}
+    warm = bench.warmed_up(bench.NETWORKS[network_name], routing_config, {"vcs": vcs, **(router or {})}, load, batch,
+                           chunk=cycles,
                            warmup_chunks=warmup_chunks, vmap_width=1 if batch == 1 else None,
                            active_lists=None if every_buffer else "auto")
     topo, network, params, lists, width = warm.topo, warm.network, warm.params, warm.lists, warm.width
@@ -127,7 +132,8 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             below = chain[step:step + 4]
             by_phase[below[1].split(":")[0] if len(below) > 1 else below[0]] += us
             by_chain[" > ".join(below)] += us
-    return {"network": topo.name, "routing": routing, "vcs": vcs, "load": load, "cycles": cycles, "batch": batch,
+    return {"network": topo.name, "routing": routing_config, "router": {"vcs": vcs, **(router or {})}, "load": load,
+            "cycles": cycles, "batch": batch, "state_bytes_per_simulation": state_bytes(before) // batch,
             "lists": list(map(int, used or ())), "wall_s_profiled_chunk": round(wall, 3),
             "us_per_cycle_in_operations": round(total, 1),
             "us_per_cycle_wall_profiled": round(wall * 1e6 / cycles, 1),  # > operations: the device waited
@@ -138,11 +144,20 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
 
 
+def state_bytes(state) -> int:
+    """Bytes of a batch's state (every array of the pytree)."""
+    import jax
+    return sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(state))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--network", choices=sorted(bench.NETWORKS), default="rrg720")
     parser.add_argument("--routing", default="minimal")
     parser.add_argument("--vcs", type=int, default=4)
+    parser.add_argument("--base", help="routing.base (schemes built on another: rval on a Dragonfly)")
+    parser.add_argument("--router", type=bench.json_object, default={},
+                        help="router settings, a JSON object (over --vcs)")
     parser.add_argument("--load", type=float, default=0.5)
     parser.add_argument("--cycles", type=int, default=200, help="cycles per chunk (warm-up and profiled)")
     parser.add_argument("--batch", type=int, default=1, help="simulations vmapped together (seeds 1..)")
@@ -158,10 +173,10 @@ def main():
         parser.error(f"--load {args.load}: must be in (0, 1] (phits/cycle/server, as sim.loads)")
     try:
         report = profile(args.network, args.routing, args.vcs, args.load, args.cycles, args.batch, args.every_buffer,
-                         args.warmup_chunks)
+                         args.warmup_chunks, args.base, args.router)
     except ValueError as error:  # a routing, VC count or load the network does not take
         parser.error(str(error))
-    print(f"{report['network']} {args.routing} {args.vcs} VCs, load {args.load}: "
+    print(f"{report['network']} {args.routing} {report['router']['vcs']} VCs, load {args.load}: "
           f"{report['us_per_cycle_in_operations']:.0f} us a cycle in XLA operations "
           f"(wall {report['us_per_cycle_wall_profiled']:.0f} us), lists {report['lists']}")
     for title, key, count in (("phase", "by_phase_us_per_cycle", None), ("call chain", "by_call_chain_us_per_cycle", args.top)):

@@ -34,6 +34,7 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch, every_buffer):
     phases = report["by_phase_us_per_cycle"]
     assert (report["lists"] == []) == every_buffer
     assert report["us_per_cycle_in_operations"] > 0 and report["us_per_cycle_wall_profiled"] > 0
+    assert report["state_bytes_per_simulation"] > 0
     assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
     assert report["operations_in_a_phase"] > 0.6 * report["operations_run"]
     assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])
@@ -63,6 +64,7 @@ def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
     (["--cases", "minimal:4:1.5"], "load in (0, 1]"),
     (["--before", "no-such-revision"], "--before no-such-revision: not a commit of this repository"),
     (["--rounds", "0"], "--rounds 0: must be at least 1"),
+    (["--router", "[1]"], "argument --router: '[1]' must be a JSON object of router settings"),
 ])
 def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
     root = Path(__file__).resolve().parents[1]

@@ -29,6 +29,11 @@ CASES = {
                                     {"name": "valiant", "base": "dragonfly_minimal"},
                                     {"vc_policy": "dragonfly", "vcs": 4, "injection_buffers": 2,
                                      "injection_policy": "dest"}, "adv_group"),
+    # heads stuck at injection are redrawn every cycle and stay awake; the others sleep
+    "rval_recomp_dragonfly": ({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2},
+                              {"name": "rval_recomp", "base": "dragonfly_minimal"},
+                              {"vc_policy": "dragonfly", "injection_buffers": 2, "injection_policy": "random"},
+                              "adv_group"),
 }
 CYCLES, CHUNK = 800, 200
 

@@ -96,6 +96,15 @@ def take_port(routing: RoutingScheme, tables, net: NetArrays, router, packets, p
     return routing.on_hop(tables, router, packets, port)
 
 
+def redrawn_if_stuck(routing: RoutingScheme, requests: Requests):
+    """bool [K]: the routed heads a recomputing scheme redraws when they are not granted:
+    those still at the head of an injection buffer (no hop taken) with somewhere to go.
+    All False for a scheme that does not recompute."""
+    if not routing.recomputes:
+        return jnp.zeros_like(requests.at_dest)
+    return (requests.head[:, pk.HOPS] == 0) & ~requests.at_dest
+
+
 def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, heads: Subset,
              requests: Requests, granted, seed, t):
     """(inputs, outputs, in_busy, out_held, filled bool [K]: granted into an empty output
@@ -124,7 +133,7 @@ def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, hea
         moved = moved.at[:, pk.ORIGIN].set(ring)
     outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
     if routing.recomputes:
-        stuck = requests.active & ~granted & (head[:, pk.HOPS] == 0) & ~requests.at_dest
+        stuck = requests.active & ~granted & redrawn_if_stuck(routing, requests)
         redrawn = routing.on_blocked(model.tables, router, head,
                                      rng.random_bits_at(seed, t, rng.RNG_RECOMPUTE, ring))
         inputs = inputs._replace(slots=inputs.slots.at[

@@ -14,16 +14,16 @@ servers to visit (a `rings.Subset`). Two implementations give identical results:
                  - of the occupied output rings, those whose link is idle, plus those just
                    filled;
                  - the servers with a packet to inject on an idle link or one to generate.
-               With a scheme that does not redraw stuck heads, a head that none of its
-               candidate outputs could take sleeps until the availability of an output
-               VC on one of its candidate ports may have risen (`may_have_risen`):
-               under either selection nothing else lets it request, and its candidates
-               depend only on the packet. Under best_first a head that waits for its
-               lowest-total candidates while another could take it sleeps too, until a
-               rise or until the totals could have closed its margin (`Requests.margin`):
-               each total moves at most `route.occupancy_step` a cycle; only a rise on a
-               candidate below every one that could take it wakes it earlier
-               (`route.wake_candidates`). Results are
+               A head that none of its candidate outputs could take sleeps until the
+               availability of an output VC on one of its candidate ports may have risen
+               (`may_have_risen`): under either selection nothing else lets it request,
+               and its candidates depend only on the packet (a recomputing scheme's heads
+               stuck at injection, which it redraws, stay awake). Under best_first a head
+               that waits for its lowest-total candidates while another could take it
+               sleeps too, until a rise or until the totals could have closed its margin
+               (`Requests.margin`): each total moves at most `route.occupancy_step` a
+               cycle; only a rise on a candidate below every one that could take it wakes
+               it earlier (`route.wake_candidates`). Results are
                exact while no list outgrows its capacity; each cycle
                reports how many entries every list needed (`counts`), and a run whose lists
                overflowed is redone with larger capacities (`jaxnet.sim.run`, sized by
@@ -43,7 +43,7 @@ import jax.numpy as jnp
 
 from jaxnet.core.gather import take_pair
 from jaxnet.sim.layout import Layout, Model
-from jaxnet.sim.phases import count_waiting
+from jaxnet.sim.phases import count_waiting, redrawn_if_stuck
 from jaxnet.sim.policies import ALLOCATORS
 from jaxnet.sim.rings import DROP, EVERY, Subset, counters, pick, put, take_rows
 from jaxnet.sim.route import movable_heads, occupancy_step
@@ -190,13 +190,14 @@ class Todo(NamedTuple):
 
 
 def heads_sleep(model: Model) -> bool:
-    """Whether blocked heads sleep when work is listed: with a scheme that does not redraw
-    stuck heads, outputs that only their own VC's packet blocks, and inputs that only their
-    own VC's packet holds (a head whose input port is busy could miss the rise that wakes
-    it; every ring visited: nobody sleeps), and outputs whose room frees only in themselves
-    (not the reserved output queues, whose room also waits for downstream credits)."""
+    """Whether blocked heads sleep when work is listed: with outputs that only their own
+    VC's packet blocks, and inputs that only their own VC's packet holds (a head whose input
+    port is busy could miss the rise that wakes it; every ring visited: nobody sleeps), and
+    outputs whose room frees only in themselves (not the reserved output queues, whose room
+    also waits for downstream credits). Heads that a recomputing scheme redraws while they
+    are stuck (`phases.redrawn_if_stuck`: at injection) never sleep."""
     spec = model.layout.router
-    return (not model.routing.recomputes and spec.request_busy_port and spec.output_queue == "buffer"
+    return (spec.request_busy_port and spec.output_queue == "buffer"
             and not ALLOCATORS[spec.allocator].holds_input_port)
 
 
@@ -328,7 +329,7 @@ class Listed(Work):
         have closed their margin, sleep; the others wake."""
         if todo.sleep is None:
             return todo
-        asleep = requests.blocked | (requests.margin > 0)
+        asleep = (requests.blocked | (requests.margin > 0)) & ~redrawn_if_stuck(model.routing, requests)
         # a margin is set only where occupancy_step is bounded: the head cannot request
         # before cycle t + ceil(margin / (2 step)), the two totals closing in on each other
         closing = 2 * (occupancy_step(model) or 1)

@@ -211,7 +211,8 @@ def compare(args, cpu: bool) -> list[dict]:
         for routing, vcs, load in parse_cases(args.cases):
             case = {"topology": bench.NETWORKS[args.network], "load": load, "batch": args.batch,
                     "routing": {"name": routing, **({"base": args.base} if args.base else {})},
-                    "router": {"vcs": vcs, "selection": args.selection, **args.router}, "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
+                    "router": {"vcs": vcs, "selection": args.selection, **args.router},
+                    "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
                     "options": {"active_lists": None} if args.every_buffer else {}}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":

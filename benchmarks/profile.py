@@ -76,6 +76,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
 
     from jaxnet.sim import capacities
     from jaxnet.sim.run import advance_chunk, compiled_advance
+    from jaxnet.sim.state import state_bytes
 
     routing_config = {"name": routing, **({"base": base} if base else {})}
     warm = bench.warmed_up(bench.NETWORKS[network_name], routing_config, {"vcs": vcs, **(router or {})}, load, batch,
@@ -142,12 +143,6 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             "accelerator_kernels_per_cycle": round(kernel_runs / cycles, 1) if accelerator else None,
             "by_phase_us_per_cycle": {k: round(v, 1) for k, v in by_phase.most_common()},
             "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
-
-
-def state_bytes(state) -> int:
-    """Bytes of a batch's state (every array of the pytree)."""
-    import jax
-    return sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(state))
 
 
 def main():

@@ -335,12 +335,12 @@ def require_fits(network) -> None:
     RAM on a CPU)."""
     import jax
 
-    from jaxnet.sim.state import init_state
+    from jaxnet.sim.state import init_state, state_bytes
 
     shapes = jax.tree_util.tree_leaves(jax.eval_shape(lambda key: init_state(network.layout, key),
                                                       jax.random.PRNGKey(0)))
     largest = max(leaf.size for leaf in shapes)
-    state = sum(leaf.size * leaf.dtype.itemsize for leaf in shapes)
+    state = state_bytes(shapes)
     name = network.topo.name
     require(largest < 2**31, "topology", name, f"a simulation state array of {largest} entries with these "
             f"router settings; at most {2**31 - 1} (the engine indexes with int32)")

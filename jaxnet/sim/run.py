@@ -26,7 +26,7 @@ from jaxnet.sim import checkpoint as checkpoints
 from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.network import Network
 from jaxnet.sim.spec import SimSpec
-from jaxnet.sim.state import init_state
+from jaxnet.sim.state import init_state, state_bytes
 from jaxnet.sim.stats import Measurement, recordings, summarize
 from jaxnet.sim.step import Params, run_cycles
 from jaxnet.sim.work import Work, no_sleep
@@ -119,8 +119,7 @@ def simulations_that_fit(layout: Layout) -> int | None:
     if not limit:
         return None
     shapes = jax.eval_shape(lambda key: (init_state(layout, key), no_sleep(layout)), jax.random.PRNGKey(0))
-    state = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes))
-    return max(1, int(0.9 * limit) // (MEMORY_PER_STATE * state))
+    return max(1, int(0.9 * limit) // (MEMORY_PER_STATE * state_bytes(shapes)))
 
 
 @functools.lru_cache(maxsize=32)

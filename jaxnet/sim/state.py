@@ -122,6 +122,11 @@ class SimState(NamedTuple):
     workload: Workload | None = None
 
 
+def state_bytes(tree) -> int:
+    """Bytes of every array of a pytree of states (or of their shapes, `jax.eval_shape`)."""
+    return sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(tree))
+
+
 def _rings(n: int, depth: int, fields: int, freed_later: bool = True, lent: bool = False) -> Rings:
     return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32),
                  jnp.zeros(n * depth, jnp.int32) if freed_later else None, jnp.zeros(n, jnp.int32) if lent else None)

@@ -59,6 +59,18 @@ def small_rrg():
     return make_network(nx.random_regular_graph(4, 16, seed=3), servers_per_router=2, vcs=4)
 
 
+@pytest.fixture
+def heads_ready_kept(monkeypatch):
+    """Every network's input rings keep their heads' READY beside the records (on its own,
+    only networks of many slots do: `jaxnet.sim.state.HEAD_READY_FROM_SLOTS`)."""
+    from jaxnet.sim import run, state
+
+    monkeypatch.setattr(state, "HEAD_READY_FROM_SLOTS", 0)
+    run.compiled_init.cache_clear()  # empty states are cached per layout
+    yield
+    run.compiled_init.cache_clear()
+
+
 @contextlib.contextmanager
 def count_compilations():
     """Count the XLA compilations inside the block (a list that grows by one each)."""

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import count_compilations, make_network, simulate_cfg
 
+from jaxnet.core import packets as pk
 from jaxnet.sim.spec import LISTED, SimSpec
 from jaxnet.sim.stats import wide_value
 
@@ -61,6 +62,13 @@ def _check_invariants(network, state, index):
     generated = int(wide_value(pick(state.stats.generated_all)))
     consumed = int(wide_value(pick(state.stats.consumed_all)))
     assert generated == consumed + in_routers + queued
+    # each waiting input head's READY, kept beside the records, is its record's
+    inputs = state.inputs
+    if inputs.head_ready is not None:
+        first, taken, gone = pick(inputs.first), pick(inputs.taken), pick(inputs.gone)
+        row = np.arange(layout.in_vcs) * layout.input_depth + (first + gone) % layout.input_depth
+        waiting = taken > gone
+        np.testing.assert_array_equal(pick(inputs.head_ready)[waiting], pick(inputs.slots)[row[waiting], pk.READY])
     # the running per-VC counters agree with the buffers' contents
     np.testing.assert_array_equal(pick(state.waiting), np.stack([per_vc(state.inputs), per_vc(state.outputs)]))
     assert generated > 0
@@ -76,6 +84,36 @@ def test_conservation_and_credits(routing):
         _check_invariants(network, state, i)
         assert not row["deadlock"]
     assert rows[0]["accepted_load"] == pytest.approx(0.2, rel=0.15)
+
+
+def test_heads_ready_kept_beside_the_records_change_no_row(monkeypatch):
+    """Input rings that keep their heads' READY (`Rings.head_ready`, on networks of many
+    slots) give the rows of reading it from the records, with a scheme that redraws its heads
+    stuck in two injection buffers, past saturation; the kept values equal the records' after
+    every chunk (`sim.check_invariants`)."""
+    from jaxnet import build
+    from jaxnet.sim import run
+    from jaxnet.sim import state as sim_state
+
+    topo = build.topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
+    network = build.network(topo, build.routing({"name": "rval_recomp", "base": "dragonfly_minimal"}),
+                            build.router({"vc_policy": "dragonfly", "injection_buffers": 2,
+                                          "injection_policy": "random"}))
+    points = [(1.0, 1), (0.5, 2)]
+    spec = SimSpec(warmup=200, measure=600, chunk=200, check_invariants=True)
+    rows, states = [], []
+    for slots in (0, 1 << 40):  # every network keeps them; none does
+        monkeypatch.setattr(sim_state, "HEAD_READY_FROM_SLOTS", slots)
+        run.compiled_init.cache_clear()  # empty states are cached per layout
+        row, state = simulate_cfg(network, {"name": "adv_group"}, points, spec)
+        rows.append([{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in row])
+        states.append(state)
+    run.compiled_init.cache_clear()
+    assert states[0].inputs.head_ready is not None and states[1].inputs.head_ready is None
+    for i in range(len(points)):
+        _check_invariants(network, states[0], i)
+    assert rows[0] == rows[1]
+    assert rows[0][0]["accepted_load"] < 0.9  # past saturation
 
 
 def test_buffers_of_the_largest_depth_keep_exact_counts():

@@ -258,7 +258,7 @@ def test_a_deadlock_fails_the_run_naming_the_cycle_and_stuck_buffers(tmp_path):
     assert code == 0
 
 
-def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg):
+def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg, heads_ready_kept):
     points = [(0.9, 1)]
     traffic = tables_for_points({"name": "uniform"}, small_rrg.topo, points)
     _, state = sim_run.simulate(small_rrg, traffic, points, SimSpec(warmup=100, measure=200, chunk=100,
@@ -274,6 +274,11 @@ def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg):
         counters=pack_counters(np.asarray(inputs.first), taken, np.asarray(inputs.gone))))
     with pytest.raises(sim_run.InvariantError, match="credit bounds"):
         sim_run.check_invariants(small_rrg, overfull, points)
+    waiting = np.nonzero(np.asarray(inputs.taken[0] > inputs.gone[0]))[0]
+    assert waiting.size  # a head waits somewhere at load 0.9
+    stale = state._replace(inputs=inputs._replace(head_ready=inputs.head_ready.at[0, waiting[0]].add(1)))
+    with pytest.raises(sim_run.InvariantError, match="seed 1: the heads' READY kept beside the records$"):
+        sim_run.check_invariants(small_rrg, stale, points)
 
 
 @pytest.mark.slow

@@ -119,6 +119,15 @@ def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, hea
     spec = layout.router
     ids, head, ring = heads.ids, requests.head, requests.ring
     tail_out = jnp.maximum(t + spec.transfer_cycles - 1, head[:, pk.READY] + spec.packet_size - 1)
+    router = layout.router_of(ring)
+    # redrawn before the granted heads leave: `pop_heads` then reads the slots this write
+    # produced, so XLA need not copy them to keep that read ahead of the write
+    if routing.recomputes:
+        stuck = requests.active & ~granted & redrawn_if_stuck(routing, requests)
+        redrawn = routing.on_blocked(model.tables, router, head,
+                                     rng.random_bits_at(seed, t, rng.RNG_RECOMPUTE, ring))
+        inputs = inputs._replace(slots=inputs.slots.at[
+            jnp.where(stuck, requests.row, inputs.slots.shape[0])].set(redrawn, mode="drop"))
     reserved = spec.output_queue == "reserved"
     if reserved:  # the credit waits for the link (`send_on_links`)
         inputs = lend(inputs, ids, requests.row, granted)
@@ -126,18 +135,11 @@ def transfer(model: Model, inputs: Rings, outputs: Rings, in_busy, out_held, hea
         inputs = pop_heads(inputs, ids, requests.row, granted, tail_out + 1 + pick(net.in_latency, ids))
     in_busy = put(in_busy, ids, granted, tail_out + 1)
     hop_port = jnp.where(requests.at_dest, -1, requests.port)
-    router = layout.router_of(ring)
     moved = take_port(routing, model.tables, net, router, head, hop_port).at[:, pk.READY].set(t)
     moved = moved.at[:, pk.ENTERS_RING].set(requests.enters.astype(jnp.int32))
     if reserved:
         moved = moved.at[:, pk.ORIGIN].set(ring)
     outputs, was_empty = push(outputs, requests.out_vc, granted, moved, spec.output_buffer)
-    if routing.recomputes:
-        stuck = requests.active & ~granted & redrawn_if_stuck(routing, requests)
-        redrawn = routing.on_blocked(model.tables, router, head,
-                                     rng.random_bits_at(seed, t, rng.RNG_RECOMPUTE, ring))
-        inputs = inputs._replace(slots=inputs.slots.at[
-            jnp.where(stuck, requests.row, inputs.slots.shape[0])].set(redrawn, mode="drop"))
     out_held = out_held.at[jnp.where(granted, requests.out_vc, layout.out_vcs)].set(
         tail_out + 1, mode="drop")
     return inputs, outputs, in_busy, out_held, granted & was_empty

@@ -11,7 +11,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxnet.core.gather import take_rows
+from jaxnet.core import packets as pk
+from jaxnet.core.gather import take_pair, take_rows
 from jaxnet.sim.state import GONE, TAKEN, Rings, pack_counters, unpack_counters
 
 
@@ -90,8 +91,14 @@ def head_rows(rings: Rings, ids, depth: int):
 
 def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     """The head packets (slot `row`) of the rings `ids` leave where `leaving`; their slots
-    free at `free_at`."""
+    free at `free_at`. The packet behind each, if any, becomes its ring's head."""
     free_at = rings.free_at.at[jnp.where(leaving, row, rings.free_at.shape[0])].set(free_at, **DROP)
+    if rings.head_ready is not None:
+        _, taken, gone = counters(rings, ids)
+        depth = rings.slots.shape[0] // rings.counters.shape[0]
+        behind = jnp.where((row + 1) % depth == 0, row + 1 - depth, row + 1)
+        rings = rings._replace(head_ready=put(rings.head_ready, ids, leaving & (taken > gone + 1),
+                                              take_pair(rings.slots, behind, pk.READY)))
     return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)
 
 
@@ -129,14 +136,21 @@ def return_lent(rings: Rings, ring, valid, free_at, depth: int) -> Rings:
 
 def push(rings: Rings, ring, valid, records, depth: int) -> tuple[Rings, jnp.ndarray]:
     """(rings with records [m, F] appended to rings `ring` [m] where `valid`, at most one
-    per ring; bool [m] the ring held nothing before)."""
+    per ring; bool [m] the ring held nothing before). A record appended to a ring with no
+    packet waiting is its head. Where the rings keep their heads' READY, the records not
+    appended (dropped) are made of it, so that the write depends on what `pop_heads` read
+    of the slots and XLA orders that read first instead of copying the slots every cycle."""
     safe = jnp.where(valid, ring, 0)
     word = take_rows(rings.counters, safe)
-    first, taken, _ = unpack_counters(word)
+    first, taken, gone = unpack_counters(word)
     row = safe * depth + _wrap(first + taken, depth)
     at = jnp.where(valid, row, rings.slots.shape[0])
+    if rings.head_ready is not None:
+        records = jnp.where(valid[:, None], records, take_rows(rings.head_ready, safe)[:, None])
     rings = rings._replace(slots=rings.slots.at[at].set(records, **DROP),
                            counters=put(rings.counters, ring, valid, word + TAKEN))
+    if rings.head_ready is not None:
+        rings = rings._replace(head_ready=put(rings.head_ready, ring, valid & (taken == gone), records[:, pk.READY]))
     return rings, taken == 0
 
 

@@ -264,7 +264,8 @@ def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
     `router.allocator: port`, its whole input port))."""
     layout = model.layout
     row, waiting = head_rows(inputs, heads.ids, layout.input_depth)
-    arrived = take_pair(inputs.slots, row, pk.READY) + layout.router.router_latency <= t
+    ready = take_pair(inputs.slots, row, pk.READY) if inputs.head_ready is None else pick(inputs.head_ready, heads.ids)
+    arrived = ready + layout.router.router_latency <= t
     busy_until = ALLOCATORS[layout.router.allocator].input_busy_until(layout, in_busy)
     return row, heads.valid & waiting & arrived & (pick(busy_until, heads.ids) <= t)
 

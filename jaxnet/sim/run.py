@@ -25,6 +25,7 @@ from jaxnet.sim import capacities
 from jaxnet.sim import checkpoint as checkpoints
 from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.network import Network
+from jaxnet.sim.rings import head_rows
 from jaxnet.sim.spec import SimSpec
 from jaxnet.sim.state import init_state, state_bytes
 from jaxnet.sim.stats import Measurement, recordings, summarize
@@ -172,7 +173,8 @@ class InvariantError(RuntimeError):
 
 @functools.lru_cache(maxsize=32)
 def compiled_check(layout: Layout):
-    """jit of the invariants of a batch: (conservation holds [n], credits within bounds [n])."""
+    """jit of the invariants of a batch: (conservation holds [n], credits within bounds [n],
+    each waiting input head's READY kept beside the records equals its record's [n])."""
     kind = (jnp.arange(layout.in_vcs) // layout.vcs) % layout.ports_per_router >= layout.ports
     input_depth = jnp.where(kind, layout.router.injection_depth, layout.router.input_buffer)
 
@@ -187,19 +189,25 @@ def compiled_check(layout: Layout):
                    & within(state.queue, layout.router.source_queue))
         if state.inputs.lent is not None:  # lent slots are gone ones
             credits &= jnp.all((state.inputs.lent >= 0) & (state.inputs.lent <= state.inputs.gone))
-        return conserved, credits
+        heads_ready = jnp.array(True)
+        if state.inputs.head_ready is not None:
+            row, waiting = head_rows(state.inputs, None, layout.input_depth)
+            heads_ready = jnp.all(~waiting | (state.inputs.head_ready == state.inputs.slots[row, pk.READY]))
+        return conserved, credits, heads_ready
 
     return jax.jit(jax.vmap(one))
 
 
 def check_invariants(network: Network, state, points) -> None:
     """Raise InvariantError naming the point and the invariant a batch state breaks."""
-    conserved, credits = (np.asarray(x) for x in compiled_check(network.layout)(state))
+    conserved, credits, heads_ready = (np.asarray(x) for x in compiled_check(network.layout)(state))
     for i, point in enumerate(points):
-        if not conserved[i] or not credits[i]:
-            what = "packet conservation" if not conserved[i] else "credit bounds (0 <= taken <= depth)"
+        broken = [what for what, holds in (("packet conservation", conserved[i]),
+                                           ("credit bounds (0 <= taken <= depth)", credits[i]),
+                                           ("the heads' READY kept beside the records", heads_ready[i])) if not holds]
+        if broken:
             raise InvariantError(f"invariant broken at cycle {int(np.asarray(state.cycle)[i])}, load "
-                                 f"{point[0]:g} seed {point[1]}: {what}")
+                                 f"{point[0]:g} seed {point[1]}: {', '.join(broken)}")
 
 
 def stuck_buffers(network: Network, state, index: int, limit: int = 4) -> list[str]:

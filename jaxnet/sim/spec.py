@@ -217,7 +217,7 @@ class SimSpec:
     # core available on a CPU for jobs of at least WORKERS_FROM router-cycles, else 1.
     workers: int | str = "auto"
     checkpoint_every: int | None = None  # cycles between saved states (a multiple of chunk)
-    check_invariants: bool = False  # check conservation and credit bounds after every chunk
+    check_invariants: bool = False  # check conservation, credit bounds and the kept heads after every chunk
 
     def __post_init__(self):
         for key, check in (("loads", _load), ("seeds", _seed)):

@@ -51,12 +51,17 @@ class Rings(NamedTuple):
       of a ring's gone slots: those whose packet still waits in an output queue, so that
       their credit has not started back (their `free_at` is `rings.LENT` until it leaves on
       the link). None otherwise.
+    head_ready: int32 [n] of large input rings (`HEAD_READY_FROM_SLOTS`), the READY field of
+      each ring's first waiting packet (meaningless where none waits), kept beside the records
+      so that deciding which heads may move, for every waiting ring each cycle, reads 4 bytes
+      of a small array instead of a record from the large slots array. None otherwise.
     """
 
     slots: jnp.ndarray
     counters: jnp.ndarray
     free_at: jnp.ndarray | None = None
     lent: jnp.ndarray | None = None
+    head_ready: jnp.ndarray | None = None
 
     @property
     def first(self):
@@ -122,14 +127,24 @@ class SimState(NamedTuple):
     workload: Workload | None = None
 
 
+# Input rings keep their heads' READY beside the records (`Rings.head_ready`) where they hold
+# at least this many slots per simulation: there the slot array outgrows a CPU's caches
+# (on the Restricted Valiant paper's Dragonfly, 8 M slots, the cycle ran 1.10x faster); on
+# RRG 720 (0.3-0.9 M slots) it changed nothing measurable, and on networks whose slots fit a
+# core's cache (Hamming 4x4, 1,152) it cost 4 % (benchmarks/README.md).
+HEAD_READY_FROM_SLOTS = 1 << 20
+
+
 def state_bytes(tree) -> int:
     """Bytes of every array of a pytree of states (or of their shapes, `jax.eval_shape`)."""
     return sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(tree))
 
 
-def _rings(n: int, depth: int, fields: int, freed_later: bool = True, lent: bool = False) -> Rings:
+def _rings(n: int, depth: int, fields: int, freed_later: bool = True, lent: bool = False,
+           heads_ready: bool = False) -> Rings:
+    per_ring = lambda kept: jnp.zeros(n, jnp.int32) if kept else None  # noqa: E731
     return Rings(jnp.zeros((n * depth, fields), jnp.int32), jnp.zeros(n, jnp.int32),
-                 jnp.zeros(n * depth, jnp.int32) if freed_later else None, jnp.zeros(n, jnp.int32) if lent else None)
+                 jnp.zeros(n * depth, jnp.int32) if freed_later else None, per_ring(lent), per_ring(heads_ready))
 
 
 def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measurement()) -> SimState:
@@ -144,7 +159,8 @@ def init_state(layout: Layout, key: jax.Array, measurement: Measurement = Measur
     return SimState(
         cycle=jnp.int32(0),
         seed=jax.random.bits(key, (), jnp.uint32),
-        inputs=_rings(layout.in_vcs, layout.input_depth, fields, lent=reserved),
+        inputs=_rings(layout.in_vcs, layout.input_depth, fields, lent=reserved,
+                      heads_ready=layout.in_vcs * layout.input_depth >= HEAD_READY_FROM_SLOTS),
         outputs=_rings(layout.out_vcs, spec.output_buffer, fields),
         queue=_rings(s, spec.source_queue, N_QUEUE_FIELDS + finite, freed_later=False),
         in_busy=zeros(layout.in_vcs),

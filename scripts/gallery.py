@@ -368,6 +368,8 @@ def remaining(figures: list[dict]) -> list[str]:
              "Networks slow to build (RRG medoids) can be built on a CPU ahead of the GPU's time,",
              "`python scripts/gallery.py --build-only --scale paper NAME...` into the network cache",
              "(`JAXNET_NETWORK_CACHE`), and that directory carried along: the sweeps there load them.",
+             "For a GPU machine without network access, `bash scripts/prepare_device.sh NAME...` builds",
+             "them into `.netcache` and puts the configuration packages' wheels in `.whl`.",
              "A figure filed before, all of whose points were done before the run, keeps its record (the",
              "device and wall time that made it); one whose points ran over several runs says how many",
              "ran on each device. Points that other figures already simulated (the same configuration,",

@@ -96,6 +96,14 @@ def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(
     assert "docs/gallery.md" in names and any(n.startswith("docs/gallery/records/") for n in names)
 
 
+def test_prepare_device_names_what_it_needs_and_makes_nothing_without_it():
+    """scripts/prepare_device.sh without a figure says what it needs, before it fetches or
+    builds anything."""
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "prepare_device.sh")], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2 and "usage: bash scripts/prepare_device.sh NAME..." in result.stderr
+
+
 def test_gallery_build_only_fills_the_network_cache_and_simulates_nothing(tmp_path):
     """scripts/gallery.py --build-only builds each distinct network of the named figures (one
     per routing here) into JAXNET_NETWORK_CACHE and runs no sweep; a second call rebuilds

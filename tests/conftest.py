@@ -60,14 +60,16 @@ def small_rrg():
 
 
 @pytest.fixture
-def heads_ready_kept(monkeypatch):
-    """Every network's input rings keep their heads' READY beside the records (on its own,
-    only networks of many slots do: `jaxnet.sim.state.HEAD_READY_FROM_SLOTS`)."""
+def heads_ready_from(monkeypatch):
+    """A setter: input rings of at least `slots` slots a simulation keep their heads' READY
+    beside the records (`jaxnet.sim.state.HEAD_READY_FROM_SLOTS`; 0: every network's)."""
     from jaxnet.sim import run, state
 
-    monkeypatch.setattr(state, "HEAD_READY_FROM_SLOTS", 0)
-    run.compiled_init.cache_clear()  # empty states are cached per layout
-    yield
+    def keep_from(slots: int) -> None:
+        monkeypatch.setattr(state, "HEAD_READY_FROM_SLOTS", slots)
+        run.compiled_init.cache_clear()  # empty states are cached per layout
+
+    yield keep_from
     run.compiled_init.cache_clear()
 
 

@@ -86,14 +86,12 @@ def test_conservation_and_credits(routing):
     assert rows[0]["accepted_load"] == pytest.approx(0.2, rel=0.15)
 
 
-def test_heads_ready_kept_beside_the_records_change_no_row(monkeypatch):
+def test_heads_ready_kept_beside_the_records_change_no_row(heads_ready_from):
     """Input rings that keep their heads' READY (`Rings.head_ready`, on networks of many
     slots) give the rows of reading it from the records, with a scheme that redraws its heads
     stuck in two injection buffers, past saturation; the kept values equal the records' after
     every chunk (`sim.check_invariants`)."""
     from jaxnet import build
-    from jaxnet.sim import run
-    from jaxnet.sim import state as sim_state
 
     topo = build.topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
     network = build.network(topo, build.routing({"name": "rval_recomp", "base": "dragonfly_minimal"}),
@@ -103,12 +101,10 @@ def test_heads_ready_kept_beside_the_records_change_no_row(monkeypatch):
     spec = SimSpec(warmup=200, measure=600, chunk=200, check_invariants=True)
     rows, states = [], []
     for slots in (0, 1 << 40):  # every network keeps them; none does
-        monkeypatch.setattr(sim_state, "HEAD_READY_FROM_SLOTS", slots)
-        run.compiled_init.cache_clear()  # empty states are cached per layout
+        heads_ready_from(slots)
         row, state = simulate_cfg(network, {"name": "adv_group"}, points, spec)
         rows.append([{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in row])
         states.append(state)
-    run.compiled_init.cache_clear()
     assert states[0].inputs.head_ready is not None and states[1].inputs.head_ready is None
     for i in range(len(points)):
         _check_invariants(network, states[0], i)

@@ -96,8 +96,8 @@ def test_device_gallery_stops_at_its_budget_and_archives_what_a_later_run_needs(
     assert "docs/gallery.md" in names and any(n.startswith("docs/gallery/records/") for n in names)
 
 
-def test_prepare_device_names_what_it_needs_and_makes_nothing_without_it():
-    """scripts/prepare_device.sh without a figure says what it needs, before it fetches or
+def test_prepare_device_without_a_figure_says_what_it_needs():
+    """scripts/prepare_device.sh without a figure stops with its usage, before it fetches or
     builds anything."""
     result = subprocess.run(["bash", str(ROOT / "scripts" / "prepare_device.sh")], cwd=ROOT, capture_output=True,
                             text=True, timeout=60)

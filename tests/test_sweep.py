@@ -258,7 +258,8 @@ def test_a_deadlock_fails_the_run_naming_the_cycle_and_stuck_buffers(tmp_path):
     assert code == 0
 
 
-def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg, heads_ready_kept):
+def test_invariant_checks_pass_on_runs_and_catch_a_broken_state(small_rrg, heads_ready_from):
+    heads_ready_from(0)
     points = [(0.9, 1)]
     traffic = tables_for_points({"name": "uniform"}, small_rrg.topo, points)
     _, state = sim_run.simulate(small_rrg, traffic, points, SimSpec(warmup=100, measure=200, chunk=100,

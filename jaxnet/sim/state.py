@@ -128,10 +128,10 @@ class SimState(NamedTuple):
 
 
 # Input rings keep their heads' READY beside the records (`Rings.head_ready`) where they hold
-# at least this many slots per simulation: there the slot array outgrows a CPU's caches
-# (on the Restricted Valiant paper's Dragonfly, 8 M slots, the cycle ran 1.10x faster); on
-# RRG 720 (0.3-0.9 M slots) it changed nothing measurable, and on networks whose slots fit a
-# core's cache (Hamming 4x4, 1,152) it cost 4 % (benchmarks/README.md).
+# at least this many slots per simulation: there the slot array outgrows a CPU's caches and
+# reading a record for every waiting ring costs more than keeping the copy; the RRG 720 of the
+# Polarized paper lies below it (keeping it changed nothing measurable there) and small
+# networks far below (it cost more than it saved): benchmarks/README.md, "Heads' READY".
 HEAD_READY_FROM_SLOTS = 1 << 20
 
 

@@ -94,9 +94,9 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     free at `free_at`. The packet behind each, if any, becomes its ring's head."""
     free_at = rings.free_at.at[jnp.where(leaving, row, rings.free_at.shape[0])].set(free_at, **DROP)
     if rings.head_ready is not None:
-        _, taken, gone = counters(rings, ids)
+        first, taken, gone = counters(rings, ids)
         depth = rings.slots.shape[0] // rings.counters.shape[0]
-        behind = jnp.where((row + 1) % depth == 0, row + 1 - depth, row + 1)
+        behind = ring_ids(rings, ids) * depth + _wrap(first + gone + 1, depth)
         rings = rings._replace(head_ready=put(rings.head_ready, ids, leaving & (taken > gone + 1),
                                               take_pair(rings.slots, behind, pk.READY)))
     return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)

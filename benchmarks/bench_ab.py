@@ -4,6 +4,7 @@
                                [--cases minimal:4:0.5,polarized:13:0.5] [--batch 1]
                                [--base dragonfly_minimal] [--router '{"packet_size": 10}']
                                [--rounds 2] [--mode auto] [--selection available_first] [--every-buffer]
+                               [--chunk 200] [--chunks 3] [--warmup-chunks N]
                                [--out outputs/bench/ab.jsonl]
 
 This machine's speed drifts by 15-30 % within minutes and once halved for a whole session,
@@ -213,7 +214,8 @@ def compare(args, cpu: bool) -> list[dict]:
                     "routing": {"name": routing, **({"base": args.base} if args.base else {})},
                     "router": {"vcs": vcs, "selection": args.selection, **args.router},
                     "chunk": args.chunk, "chunks": args.chunks, "repeats": args.repeats,
-                    "options": {"active_lists": None} if args.every_buffer else {}}
+                    "options": {**({} if args.warmup_chunks is None else {"warmup_chunks": args.warmup_chunks}),
+                                **({"active_lists": None} if args.every_buffer else {})}}
             speeds = {"before": [], "after": []}
             if args.mode == "interleaved":
                 rounds = interleaved(revisions, case, args.rounds, cores[0] if cpu else None)
@@ -256,13 +258,16 @@ def main():
     parser.add_argument("--chunk", type=int, default=200, help="cycles per chunk")
     parser.add_argument("--chunks", type=int, default=3, help="chunks per measured window")
     parser.add_argument("--repeats", type=int, default=3, help="windows per measurement (the best is kept)")
+    parser.add_argument("--warmup-chunks", type=int, default=None,
+                        help="chunks of warm-up after the first (default: the revision's bench.warmed_up default); "
+                             "more where the network fills slowly, past saturation")
     parser.add_argument("--every-buffer", action="store_true",
                         help="visit every buffer every cycle (sim.active_lists: null) instead of the lists")
     parser.add_argument("--out", default="outputs/bench/ab.jsonl")
     args = parser.parse_args()
-    for name in ("batch", "rounds", "chunk", "chunks", "repeats"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
+    for name in ("batch", "rounds", "chunk", "chunks", "repeats", "warmup_chunks"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be at least 1")
     if shutil.which("git") is None:
         parser.error("git is needed to take the revisions' engines")
     for name in ("before", "after"):

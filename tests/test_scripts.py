@@ -49,7 +49,7 @@ def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
     out = tmp_path / "ab.jsonl"
     subprocess.run([sys.executable, str(root / "benchmarks" / "bench_ab.py"), "--before", "HEAD", "--network", "hamming",
                     "--cases", "minimal:2:0.3", "--rounds", "1", "--mode", mode, "--chunk", "50",
-                    "--chunks", "1", "--repeats", "1", "--out", str(out)], check=True, cwd=tmp_path)
+                    "--chunks", "1", "--repeats", "1", "--warmup-chunks", "1", "--out", str(out)], check=True, cwd=tmp_path)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -64,6 +64,7 @@ def test_bench_ab_measures_two_revisions_and_their_ratio(tmp_path, mode):
     (["--cases", "minimal:4:1.5"], "load in (0, 1]"),
     (["--before", "no-such-revision"], "--before no-such-revision: not a commit of this repository"),
     (["--rounds", "0"], "--rounds 0: must be at least 1"),
+    (["--warmup-chunks", "0"], "--warmup-chunks 0: must be at least 1"),
     (["--router", "[1]"], "argument --router: '[1]' must be a JSON object of router settings"),
 ])
 def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
@@ -71,6 +72,13 @@ def test_bench_ab_bad_arguments_are_one_line_errors(arguments, message):
     result = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_ab.py"), *arguments, "--mode", "alternate"],
                             capture_output=True, text=True)
     assert result.returncode != 0 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_why_awake_bad_load_is_a_one_line_error():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "why_awake.py"), "--load", "1.5"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0 and "--load 1.5: must be in (0, 1]" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("setting", ["sim.loads=[1.0]", "sim.checkpoint_every"])

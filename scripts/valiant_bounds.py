@@ -13,7 +13,8 @@ first leg that passes the destination ending there.
 
 The Restricted Valiant paper's HOT bounds are arithmetic on shares of traffic (MIN
 12.5 / (25 + 0.125 * 75), VAL 12.5 / (12.5 + 25 + 0.125 * 75)); this script measures which
-channel binds and at what load (docs/fidelity.md, "Restricted Valiant").
+channel binds and at what load, and each class's own bound (docs/fidelity.md, "Restricted
+Valiant"). HOT-spread is HOT with its hot servers spread over the routers (`placement: spread`).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ PATTERNS = {
     "ADV": {"name": "adv_group", "offset": 1},
     "ADV-Local": {"name": "adv_local"},
     "HOT": {"name": "hot_region", "fraction": 0.25, "region": 0.125},
+    "HOT-spread": {"name": "hot_region", "fraction": 0.25, "region": 0.125, "placement": "spread"},
 }
 ROUTINGS = ("MIN", "VAL", "RVAL")
 PAPER_HOT = {"MIN": 12.5 / (25 + 0.125 * 75), "VAL": 12.5 / (12.5 + 25 + 0.125 * 75)}
@@ -195,8 +197,9 @@ def main() -> None:
             result[f"{scale} {name}"] = found
             for routing, row in found.items():
                 paper = f" (paper's arithmetic {PAPER_HOT[routing]:.4f})" if name == "HOT" and routing in PAPER_HOT else ""
-                print(f"{scale:5s} {name:9s} {routing:4s} bound {row['bound']:.4f}, binding {row['binding']}"
-                      f"{paper}", flush=True)
+                each = ", ".join(f"{c} {1.0 / load:.4f}" for c, load in row["max_load"].items() if load > 0)
+                print(f"{scale:5s} {name:10s} {routing:4s} bound {row['bound']:.4f}, binding {row['binding']}"
+                      f"{paper}; per class: {each}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out, json.dumps(result, indent=2))
 

@@ -348,11 +348,29 @@ def test_hot_region(rrg, region):
     assert np.isclose(hot_share[hot_servers > 0].sum(), fraction)
 
 
+@pytest.mark.parametrize("region", [0.125, 0.1])
+def test_hot_region_spread(rrg, region):
+    """`placement: spread` moves the region onto evenly spaced routers; every hot server
+    receives what it receives in the first routers (a partial router last in both)."""
+    tables = {placement: build_traffic({"name": "hot_region", "region": region, "placement": placement}, rrg, seed=0)
+              for placement in ("first", "spread")}
+    received = {placement: check_distribution(table, rrg, own_allowed=True).sum(axis=0)  # per router
+                for placement, table in tables.items()}
+    hot_routers = -(-round(region * rrg.n_servers) // P)
+    spread = np.arange(hot_routers) * rrg.n_routers // hot_routers
+    cold = received["first"][hot_routers:].max()
+    assert (np.flatnonzero(received["first"] > cold + 1e-9) == np.arange(hot_routers)).all()
+    assert (np.flatnonzero(received["spread"] > cold + 1e-9) == spread).all()
+    assert np.allclose(np.sort(received["spread"]), np.sort(received["first"]))
+
+
 def test_hot_region_errors(rrg):
     with pytest.raises(ValueError, match="traffic.fraction"):
         build_traffic({"name": "hot_region", "fraction": 1.5}, rrg, seed=0)
     with pytest.raises(ValueError, match="traffic.region"):
         build_traffic({"name": "hot_region", "region": 0.0}, rrg, seed=0)
+    with pytest.raises(ValueError, match="traffic.placement=.*first, spread"):
+        build_traffic({"name": "hot_region", "placement": "random"}, rrg, seed=0)
 
 
 # ----- demand -------------------------------------------------------------------------

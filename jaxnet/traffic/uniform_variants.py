@@ -15,7 +15,11 @@ rest is `uniform` (any other server, hot region and own router included). Hot de
 on the source's own router are excluded from the hot share (it is spread over the rest of
 the region; a source whose router holds the whole region sends only uniform traffic).
 Defaults 0.25 and 0.125 as in the paper; under minimal routing a hot server then receives
-at most region / (fraction + region * (1 - fraction)) = 36.4 %.
+at most region / (fraction + region * (1 - fraction)) = 36.4 %. `placement: spread` puts the
+same hot servers on routers spread evenly over the router ids instead of the first ones: every
+hot server receives the same load, but no group of a Dragonfly holds more than its share of
+the region, so the links into the region carry little more than uniform traffic (a
+counterfactual of the paper's pattern: docs/fidelity.md, "Restricted Valiant").
 """
 from __future__ import annotations
 
@@ -45,15 +49,24 @@ def all_to_all(topo: Topology, rng) -> TrafficTable:
     return uniform(topo, rng)
 
 
-def hot_region(topo: Topology, rng, fraction: float = 0.25, region: float = 0.125) -> TrafficTable:
-    """`fraction` of the traffic to the first `region` of the servers, the rest uniform."""
+HOT_PLACEMENTS = ("first", "spread")
+
+
+def hot_region(topo: Topology, rng, fraction: float = 0.25, region: float = 0.125,
+               placement: str = "first") -> TrafficTable:
+    """`fraction` of the traffic to `region` of the servers (the first ones, or spread over
+    the routers), the rest uniform."""
     require(0.0 <= fraction <= 1.0, "traffic.fraction", fraction, "must be in [0, 1]")
     require(0.0 < region <= 1.0, "traffic.region", region, "must be in (0, 1]")
+    require(placement in HOT_PLACEMENTS, "traffic.placement", placement, f"must be one of {', '.join(HOT_PLACEMENTS)}")
     p, n_routers = topo.servers_per_router, topo.n_routers
     n_hot = max(1, int(round(region * topo.n_servers)))
     whole, partial = divmod(n_hot, p)
-    # hot entries: each whole router of the region, then the region's servers on the next one
-    hot_router = np.concatenate([np.arange(whole), np.full(partial, whole)])
+    hot_routers = whole + (partial > 0)
+    routers = (np.arange(hot_routers) if placement == "first"
+               else np.arange(hot_routers) * n_routers // hot_routers)  # evenly spaced ids
+    # hot entries: each whole router of the region, then the region's servers on the last one
+    hot_router = np.concatenate([routers[:whole], np.full(partial, routers[-1])])
     hot_server = np.concatenate([np.full(whole, ANY_SERVER), np.arange(partial)])
     hot_size = np.concatenate([np.full(whole, float(p)), np.ones(partial)])
     own = hot_router[None, :] == np.arange(n_routers)[:, None]

@@ -22,6 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the network and the warm-up are the benchmarks')
 
+from jaxnet.core.files import write_atomic  # noqa: E402
 from jaxnet.sim import run  # noqa: E402
 from jaxnet.sim import step as S  # noqa: E402
 from jaxnet.sim import work as W  # noqa: E402
@@ -93,10 +94,7 @@ def main() -> None:
               "heads": {name.strip(): round(float(m), 1) for name, m in zip(names, means)},
               "routed": {name: round(float(c), 1) for name, (c, _) in zip(REASONS, routed)},
               "requested": {name: round(float(a), 1) for name, (_, a) in zip(REASONS, routed)}}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(report, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_atomic(args.out, json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

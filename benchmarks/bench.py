@@ -10,6 +10,7 @@
     python benchmarks/bench.py --suite sizing  [--cycles 5000]
     python benchmarks/bench.py --suite saturated [--cycles 13000]
     python benchmarks/bench.py --suite builds  [NAME ...]
+    python benchmarks/bench.py --suite gallery [--against REV --repeats 1] [--cycles 15000] [OVERRIDE ...]
 
 cpu      one core (the process pinned to CPU 0): RRG 720/17/7 under uniform traffic,
          minimal and Polarized at 4, 8 and 13 VCs, offered load 0.1 / 0.5 / 1.0
@@ -52,6 +53,12 @@ builds   the paper-scale networks of the gallery's figures (the experiments name
 memory   per-simulation state and compiled temporaries (XLA memory analysis) and peak host
          memory of the paper networks, and the largest batch that fits 24 GiB of host and
          80 GiB of GPU memory.
+gallery  a slice of a paper-scale figure as the CPU gallery runs it (Restricted Valiant Fig. 4:
+         RVAL, one injection buffer, PERM, loads 0.4 and 0.8, seeds 1-2 on the Dragonfly a=12
+         h=6 p=6 with the FOGSim router) end to end on every core, each run with an empty
+         compilation cache of its own: wall and CPU time, compilations, accepted loads;
+         OVERRIDEs are added to the job (e.g. sim.sub_batch=1), `--against REV` takes turns
+         with revision REV.
 
 Speed is router-cycles per second aggregated over the batch (routers x cycles x
 simulations / wall time of the measured chunks), after warm-up chunks that reach the
@@ -65,6 +72,7 @@ best of `--repeats` windows (the median is in the JSON; the machine drifts 15-30
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import json
 import os
@@ -358,23 +366,33 @@ RUN_APP = ("import sys; from jaxnet.cli import simulate; sys.argv[0] = 'jaxnet';
            "getattr(simulate, 'script', simulate.main)()")
 
 
-def run_app(checkout: str, overrides: list[str]) -> dict:
+def run_app(checkout: str, overrides: list[str], compilation_cache: bool = False) -> dict:
     """One `jaxnet` job of the jaxnet in `checkout`, end to end in a new process with empty
-    compilation and network caches: wall seconds and CPU seconds (user + system)."""
+    compilation and network caches: wall seconds and CPU seconds (user + system). With
+    `compilation_cache` the job keeps its compiled programs in an empty cache of its own, as
+    the apps do, and the row also says how many it compiled and the accepted load per point."""
     with tempfile.TemporaryDirectory() as out:
-        env = {**os.environ, "PYTHONPATH": checkout, "JAXNET_XLA_CACHE": "off", "JAXNET_NETWORK_CACHE": "off"}
+        cache = os.path.join(out, "xla")
+        env = {**os.environ, "PYTHONPATH": checkout, "JAXNET_XLA_CACHE": cache if compilation_cache else "off",
+               "JAXNET_NETWORK_CACHE": "off"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", RUN_APP, *overrides, f"hydra.run.dir={out}"], cwd=checkout, env=env,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-c", RUN_APP, *overrides, f"hydra.run.dir={out}/run"], cwd=checkout,
+                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"wall_s": round(wall, 3),
-            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)}
+        row = {"wall_s": round(wall, 3),
+               "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)}
+        if compilation_cache:
+            with open(os.path.join(out, "run", "results.csv")) as results:
+                points = list(csv.DictReader(results))
+            row.update(compilations=sum(name.startswith("jit_batch") for name in os.listdir(cache)),
+                       accepted={f"{p['offered_load']}/{p['seed']}": float(p["accepted_load"]) for p in points})
+    return row
 
 
-def jobs_against(older: str, rounds: int) -> list[dict]:
-    """SMALL_JOBS end to end in this checkout and in a worktree of revision `older`, taking
+def jobs_against(older: str, rounds: int, jobs: dict = SMALL_JOBS, compilation_cache: bool = False) -> list[dict]:
+    """`jobs` end to end in this checkout and in a worktree of revision `older`, taking
     turns (the order alternating from round to round, so that the machine's drift hits both):
     per job the median wall and CPU time of each, and older / this (above 1: this is faster)."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -384,11 +402,11 @@ def jobs_against(older: str, rounds: int) -> list[dict]:
                        capture_output=True)
         try:
             rows = []
-            for name, overrides in SMALL_JOBS.items():
+            for name, overrides in jobs.items():
                 runs = {"this": [], "older": []}
                 for r in range(rounds):
                     for which in (("this", "older") if r % 2 == 0 else ("older", "this")):
-                        runs[which].append(run_app(here if which == "this" else there, overrides))
+                        runs[which].append(run_app(here if which == "this" else there, overrides, compilation_cache))
                 median = {w: {k: statistics.median([run[k] for run in done]) for k in ("wall_s", "cpu_s")}
                           for w, done in runs.items()}
                 rows.append({"job": name, "older": older, "rounds": rounds, "runs": runs, "median": median,
@@ -441,6 +459,29 @@ def side_by_side(topology: dict, routing: str, vcs: int, cores: list[int], args,
             "router_cycles_per_s": sum(r["router_cycles_per_s"] for r in each),
             "per_process": [r["router_cycles_per_s"] for r in each], "vmap_width": each[0]["vmap_width"],
             "every_buffer": each[0]["every_buffer"]}
+
+
+# A slice of a paper-scale figure as the CPU gallery runs it (`--suite gallery`): Restricted
+# Valiant Fig. 4's Dragonfly a=12 h=6 p=6 with the FOGSim router (100-packet buffers, 850 MB
+# a simulation), RVAL with one injection buffer under a random server permutation.
+GALLERY_SLICE = ["+experiment=valiant/fig4", "scale=paper", "line=RVAL_ib1", "~experiment.claims",
+                 "~experiment.bounds", *(f"~experiment.patterns.{p}" for p in ("UN", "ADV", "HOT")),
+                 "sim.loads=[0.4,0.8]", "sim.seeds=[1,2]"]
+
+
+def suite_gallery(args):
+    """GALLERY_SLICE end to end on every core, with the extra overrides given as names
+    (e.g. sim.sub_batch=1) and `--cycles` measured cycles a point (default the paper's 15,000
+    after 5,000 of warm-up), each run with an empty compilation cache of its own: wall and CPU
+    time, compilations, accepted load per point; with `--against REV` this checkout and
+    revision REV taking turns over `--repeats` rounds."""
+    overrides = GALLERY_SLICE + ([f"sim.measure={args.cycles}"] if args.cycles else []) + list(args.names)
+    jobs = {" ".join(["valiant/fig4 scale=paper line=RVAL_ib1 PERM loads 0.4, 0.8 seeds 1, 2",
+                      *overrides[len(GALLERY_SLICE):]]): overrides}
+    if args.against:
+        return jobs_against(args.against, args.repeats, jobs, compilation_cache=True)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [{"job": name, **run_app(here, job, compilation_cache=True)} for name, job in jobs.items()]
 
 
 def suite_points(args):
@@ -766,7 +807,7 @@ def suite_study(args):
 
 SUITES = {"cpu": suite_cpu, "scaling": suite_scaling, "small": suite_small, "points": suite_points,
           "gpu": suite_gpu, "memory": suite_memory, "study": suite_study, "sizing": suite_sizing,
-          "saturated": suite_saturated, "builds": suite_builds}
+          "saturated": suite_saturated, "builds": suite_builds, "gallery": suite_gallery}
 
 
 def engine_commit() -> str | None:
@@ -806,23 +847,26 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cycles", type=int, default=None,
                         help="cycles per point (--suite scaling, points: default 4000; sizing: 5000; study: the paper's; "
-                             "saturated: the warm-up, 13000)")
+                             "saturated: the warm-up, 13000; gallery: measured, 15000)")
     parser.add_argument("--selection", default="available_first",
                         help="router.selection of --suite cpu (available_first: comparable with earlier runs)")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="--suite gpu: start no new case after this many seconds (a lease's time)")
     parser.add_argument("--against", default=None,
-                        help="--suite small: a git revision whose engine runs the small jobs end to end beside this one")
+                        help="--suite small, gallery: a git revision whose engine runs the jobs end to end beside this one")
     parser.add_argument("--jobs-only", action="store_true", help="--suite small: only the jobs of --against")
-    parser.add_argument("names", nargs="*", help="--suite builds: experiments (default: the gallery's paper-scale list)")
+    parser.add_argument("names", nargs="*", help="--suite builds: experiments (default: the gallery's paper-scale list); "
+                        "--suite gallery: overrides added to the job")
     args = parser.parse_args()
     for name in ("chunks", "repeats", "cycles"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} {getattr(args, name)}: must be at least 1")
     if args.budget_s is not None and args.budget_s <= 0:
         parser.error(f"--budget-s {args.budget_s}: must be a positive number of seconds")
-    if (args.against or args.jobs_only) and args.suite != "small":
-        parser.error("--against and --jobs-only go with --suite small")
+    if args.against and args.suite not in ("small", "gallery"):
+        parser.error("--against goes with --suite small or gallery")
+    if args.jobs_only and args.suite != "small":
+        parser.error("--jobs-only goes with --suite small")
     if args.names and args.suite != "builds":
         parser.error("experiment names go with --suite builds")
     if args.jobs_only and not args.against:

@@ -35,7 +35,6 @@ PAPER_TABLE = {
     "DF510": [(2721.75, 370.55), (895.5, 367.89), (987.25, 363.37), (679.5, 360.57)],
     "SF722": [(1635.25, 193.54), (319.75, 192.94), (339.25, 192.96), (275.25, 192.94)],
 }
-PAPER_PMAX_DF510 = {"multi_mcf_penal": 1153, "multi_mcf_cyclic": 715}
 
 
 def compute_paths(network: str, algorithm: str, out: Path, cycles: int, seed: int) -> PathSet:

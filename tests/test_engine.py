@@ -271,7 +271,7 @@ def test_list_capacities_grow_with_headroom_and_rarely_change():
     assert fit_lists(steps, [9, 3], (40, 10)) == (20, 10)  # less than half: shrinks
     assert fit_lists(steps, [90, 3], (80, 10)) == (100, 10)  # at most every ring
     assert fit_lists(steps, [9, 3], (40, 10), slack=31) == (40, 10)  # a few unused entries: kept
-    assert fit_lists(steps, [9, 3], (40, 10), rising=[True, False]) == (40, 10)  # filling up: kept
+    assert fit_lists(steps, [10, 3], (40, 10), rising=[True, False]) == (40, 10)  # filling up: kept
     assert fit_lists(steps, [35, 3], (40, 10), rising=[True, False]) == (80, 10)  # rising past it: grows
 
 
@@ -287,16 +287,22 @@ def test_an_overflowed_chunk_grows_only_the_lists_that_overflowed():
 
 def test_no_list_shrinks_while_the_network_fills_up():
     """The first chunks of a run fill an empty network: their counts rise, and a list they
-    leave half empty is kept rather than shrunk and grown back (each capacity compiles)."""
+    leave half empty is kept rather than shrunk and grown back (each capacity compiles),
+    unless it holds more than OVERSIZED x its count (a chunk redone after an overflow sizes
+    its lists from a run gone wrong): it then shrinks to hold SHRINK x the count."""
     from jaxnet.sim.capacities import next_capacities as next_lists
 
     steps = ((10, 20, 40, 80, 100),) * 2
     layout = types.SimpleNamespace(servers=0)
     tier = (80, 40)
-    for previous, peak in (([0, 0], [20, 5]), ([20, 5], [30, 12]), ([30, 12], [35, 14])):
+    for previous, peak in (([0, 0], [20, 10]), ([20, 10], [30, 12]), ([30, 12], [35, 14])):
         tier = next_lists(layout, steps, peak, tier, previous)
         assert tier == (80, 40)
     assert next_lists(layout, steps, [30, 12], tier, [35, 14]) == (80, 20)  # steady, list 1 mostly empty
+    # rising, list 0 oversized (80 > 4 x 12): to 2 x 12 -> 40; list 1 (40 <= 4 x 11) kept
+    assert next_lists(layout, steps, [12, 11], (80, 40), [10, 5]) == (40, 40)
+    # the same counts not rising: both to 1.5 x the count -> 20
+    assert next_lists(layout, steps, [12, 11], (80, 40), [13, 12]) == (20, 20)
 
 
 def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):

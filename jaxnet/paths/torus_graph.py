@@ -109,10 +109,6 @@ class TorusShape:
         """bool [R * 2n] by channel id."""
         return (self.neighbor >= 0).ravel()
 
-    @property
-    def n_channels(self) -> int:
-        return int(self.channel_exists.sum())
-
     @functools.cached_property
     def distance(self) -> np.ndarray:
         """int16 [R, R] hop distances (sum of per-dimension ring or line distances)."""

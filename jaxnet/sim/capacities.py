@@ -70,8 +70,13 @@ ONCE_LIGHT_UP_TO = 0.1
 HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # A list whose count outgrew its capacity (with a 1.25 margin) grows to hold GROW x the count;
 # it shrinks only once the count uses less than 1/SHRINK of it and the unused entries are
-# more than SLACK x the server count (a few idle entries cost less than a compilation).
-GROW, SHRINK, SLACK = 1.5, 2, 0.25
+# more than SLACK x the server count (a few idle entries cost less than a compilation). While
+# its count rises it is kept, unless it holds more than OVERSIZED x the count: it then shrinks
+# to hold SHRINK x the count, room to go on rising. (A chunk redone after an overflow sizes
+# the lists that overflowed from the counts of a run that went wrong: on the Restricted
+# Valiant paper's Dragonfly its heads list took 9x what the redone chunk needed, and the
+# filling network kept it so for 11 chunks of 500 cycles, each a third slower.)
+GROW, SHRINK, SLACK, OVERSIZED = 1.5, 2, 0.25, 4
 
 
 def steps(active_lists, layout: Layout, points: int, cycles: int, cpu_vmapped: bool = False,
@@ -137,18 +142,28 @@ def fit(lists: tuple, peak, current: tuple | None = None, grow: float = GROW, sl
     """The list capacities for the next chunk given the counts `peak` of the last one: per
     list `current` while it holds 1.25 x the count and is used by more than 1/SHRINK of it
     (or leaves at most `slack` entries unused, or its count is `rising`: a network filling
-    up would grow it back), else (and with no current) the smallest step that holds `grow` x
-    the count. None (every buffer every cycle) when there are no lists; lists always beat
-    visiting every buffer, saturated networks included (docs/performance.md)."""
+    up would grow it back, unless it holds more than OVERSIZED x the count, when it shrinks
+    to the smallest step that holds SHRINK x the count), else (and with no current) the
+    smallest step that holds `grow` x the count. None (every buffer every cycle) when there
+    are no lists; lists always beat visiting every buffer, saturated networks included
+    (docs/performance.md)."""
     if not lists:
         return None
+
+    def step(options, entries):
+        return int(next(k for k in options if k >= min(entries, options[-1])))
+
     tier = []
     for i, (options, count) in enumerate(zip(lists, np.asarray(peak))):
-        fitted = next(k for k in options if k >= min(grow * count, options[-1]))
-        holds = current is not None and 1.25 * count <= current[i]
-        used = current is not None and current[i] <= max(SHRINK * count, count + slack)
-        keep = holds and (used or (rising is not None and bool(rising[i])))
-        tier.append(int(current[i]) if keep else int(fitted))
+        if current is None or 1.25 * count > current[i]:
+            tier.append(step(options, grow * count))
+            continue
+        used = current[i] <= max(SHRINK * count, count + slack)
+        rises = rising is not None and bool(rising[i])
+        if used or (rises and current[i] <= max(OVERSIZED * count, count + slack)):
+            tier.append(int(current[i]))
+        else:
+            tier.append(step(options, (SHRINK if rises else grow) * count))
     return tuple(tier)
 
 

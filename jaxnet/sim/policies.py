@@ -65,8 +65,6 @@ SELECTIONS = Registry("router.selection", {"available_first": available_first, "
 class CutThrough:
     """Virtual cut-through: an output VC with room for the whole packet can take it."""
 
-    uses_rings: ClassVar[bool] = False
-
     def enters_ring(self, net, ids, router, shape):
         """bool [shape]: the candidate hops of the heads of input rings `ids` at `router`
         that enter a ring (never, here)."""
@@ -85,8 +83,6 @@ class CutThrough:
 @dataclasses.dataclass(frozen=True)
 class Bubble(CutThrough):
     """Bubble flow control (see the module docstring): needs the ring of every port."""
-
-    uses_rings: ClassVar[bool] = True
 
     def enters_ring(self, net, ids, router, shape):
         in_ring = net.in_ring if ids is None else take_rows(net.in_ring, ids)

@@ -139,6 +139,17 @@ def test_the_first_chunk_compiled_ahead_is_the_one_simulate_loads(tmp_path):
     assert done.stdout.split() == ["1", "True"]
 
 
+def test_sub_batches_of_one_point_run_seed_by_seed():
+    """One point a sub-batch, the points run seed by seed (two workers would otherwise run a
+    load's seeds side by side and compile the same list capacities twice); larger
+    sub-batches keep the job's order (loads outermost)."""
+    from jaxnet.cli.sweep import plan_sub_batches
+
+    todo = [("c", "", (load, seed)) for load in (0.3, 0.9) for seed in (1, 2)]
+    assert [places for places, _, _ in plan_sub_batches(todo, 1, None, False)] == [[0], [2], [1], [3]]
+    assert [places for places, _, _ in plan_sub_batches(todo, 2, None, False)] == [[0, 1], [2, 3]]
+
+
 def test_ctrl_c_during_compilation_exits_cleanly(tmp_path):
     job = _start(tmp_path, "sim.loads=[0.3]", "routing=polarized")
     deadline = time.time() + 300

@@ -275,7 +275,10 @@ def plan_sub_batches(todo: list[tuple[str, str, tuple[float, int]]], size: int, 
     todo, padded size, checkpoint file name). With `checkpoints`, first those of an earlier
     run of this job whose checkpoint is still there (killed), composed and padded as then so
     that they resume from it; then the other points in equal sub-batches of at most `size`
-    (the last padded: one compilation). All are recorded in out_dir/CHECKPOINTS."""
+    (the last padded: one compilation), in todo's order or, one point each, seed by seed: in
+    todo's order a load's seeds would run side by side on two workers and compile the same
+    list capacities at once, while seed by seed each finds those of its load's earlier seed
+    in the persistent compilation cache. All are recorded in out_dir/CHECKPOINTS."""
     place = {key: i for i, key in enumerate(todo)}
     batches, taken = [], set()
     try:
@@ -295,6 +298,8 @@ def plan_sub_batches(todo: list[tuple[str, str, tuple[float, int]]], size: int, 
     if batches:
         log.info("%d sub-batch(es) resume from their checkpoints in %s", len(batches), out_dir)
     rest = [i for i in range(len(todo)) if i not in taken]
+    if size == 1:
+        rest.sort(key=lambda i: todo[i][2][1])
     if rest:
         size = -(-len(rest) // -(-len(rest) // size))  # equal sub-batches
         batches += [(rest[start:start + size], size,

@@ -75,7 +75,7 @@ HEADS_LIGHT_UP_TO, HEADS_PER_LOAD = 0.75, 2.0
 # to hold SHRINK x the count, room to go on rising. (A chunk redone after an overflow sizes
 # the lists that overflowed from the counts of a run that went wrong: on the Restricted
 # Valiant paper's Dragonfly its heads list took 9x what the redone chunk needed, and the
-# filling network kept it so for 11 chunks of 500 cycles, each a third slower.)
+# filling network kept it so for 11 chunks of 500 cycles; benchmarks/README.md.)
 GROW, SHRINK, SLACK, OVERSIZED = 1.5, 2, 0.25, 4
 
 

@@ -476,8 +476,7 @@ def suite_gallery(args):
     time, compilations, accepted load per point; with `--against REV` this checkout and
     revision REV taking turns over `--repeats` rounds."""
     overrides = GALLERY_SLICE + ([f"sim.measure={args.cycles}"] if args.cycles else []) + list(args.names)
-    jobs = {" ".join(["valiant/fig4 scale=paper line=RVAL_ib1 PERM loads 0.4, 0.8 seeds 1, 2",
-                      *overrides[len(GALLERY_SLICE):]]): overrides}
+    jobs = {" ".join(overrides): overrides}
     if args.against:
         return jobs_against(args.against, args.repeats, jobs, compilation_cache=True)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -867,8 +866,8 @@ def main():
         parser.error("--against goes with --suite small or gallery")
     if args.jobs_only and args.suite != "small":
         parser.error("--jobs-only goes with --suite small")
-    if args.names and args.suite != "builds":
-        parser.error("experiment names go with --suite builds")
+    if args.names and args.suite not in ("builds", "gallery"):
+        parser.error("names go with --suite builds (experiments) or gallery (overrides)")
     if args.jobs_only and not args.against:
         parser.error("--jobs-only needs --against REV (the jobs run beside revision REV)")
     if args.against and subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],

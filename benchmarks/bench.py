@@ -173,7 +173,8 @@ def warmed_up(topology: dict, routing: dict, router: dict, load, batch: int, *, 
     state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists))(keys)
     sizing = capacities.sizing(lists, "grow")
     state, sleep, peak, tier = advance_chunk(network, params, state, sleep, chunk, width, lists,
-                                             capacities.initial(network.model, lists, max(loads), sizing))
+                                             capacities.initial(network.model, lists, max(loads), sizing,
+                                                                network.route_hops))
     jax.block_until_ready(state)
     first = time.perf_counter() - start
     tiers, warm, previous = [tier, capacities.next_capacities(network.layout, lists, peak, tier, 0, sizing)], 0, peak
@@ -572,7 +573,7 @@ def suite_saturated(args):
         warm = warmed_up(RRG720, {"name": routing}, {"vcs": vcs}, 1.0, 1, chunk=chunk,
                          warmup_chunks=(args.cycles or 13000) // chunk)
         network, state, sleep = warm.network, warm.state, warm.sleep
-        tiers = {"grown": warm.tier, "once": capacities.once(network.model, warm.lists, 1.0)}
+        tiers = {"grown": warm.tier, "once": capacities.once(network.model, warm.lists, 1.0, network.route_hops)}
         walls = {way: [] for way in tiers}
         for way, tier in tiers.items():  # compiles; a list that overflows grows as in a run
             state, sleep, peak, tiers[way] = advance_chunk(network, warm.params, state, sleep, chunk, warm.width,

@@ -312,11 +312,43 @@ def test_first_list_capacities_hold_a_point_that_matches_the_model(small_rrg):
     from jaxnet.sim.capacities import first_guess, steps
     from jaxnet.sim.capacities import next_capacities as next_lists
 
-    layout = small_rrg.layout
+    layout, hops = small_rrg.layout, small_rrg.route_hops
     lists = steps([[1, 2, 4, 8, 16, 32, 64, 128, 256]] * len(LISTED), layout, 1, 1)
     for load in (0.1, 0.5, 1.0):
-        tier = first_lists(layout, lists, load)
-        assert next_lists(layout, lists, first_guess(layout, load), tier, first_guess(layout, load)) == tier
+        tier = first_lists(layout, lists, load, hops)
+        guess = first_guess(layout, load, hops)
+        assert next_lists(layout, lists, guess, tier, guess) == tier
+
+
+def test_first_list_capacities_follow_the_router_and_routes():
+    """Little's law scales the first estimate (`capacities.held`): with FOGSim's router
+    (10-phit packets, 10 cycles of router latency) on Valiant routes, a point's first chunk
+    fits the occupied and waiting input rings and the occupied output rings in their first
+    capacities without leaving most of them empty (the reference's counts per server would
+    hold less than half of them). The other lists hold a few entries on a network this
+    small, too few for an estimate per server."""
+    from jaxnet import build
+    from jaxnet.sim import capacities
+    from jaxnet.sim.run import advance_chunk, batch_params, compiled_init
+
+    topo = build.topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
+    router = {"vc_policy": "dragonfly", "packet_size": 10, "router_latency": 10, "input_buffer": 100,
+              "injection_buffer": 200, "link_latency": {"local": 2, "global": 20}, "crossbar_speedup": 2}
+    network = build.network(topo, build.routing({"name": "rval", "base": "dragonfly_minimal"}), build.router(router))
+    spec, load = SimSpec(warmup=0, measure=10**9), 0.2
+    lists = capacities.steps("auto", network.layout, 1, 10**9)
+    tier = capacities.initial(network.model, lists, load, "grow", network.route_hops)
+    params = batch_params([build.traffic({"name": "uniform"}, topo, 1)], [(load, 1)], spec, network.layout)
+    state, sleep = compiled_init(network.layout, capacities.sleeps(network.model, lists))(
+        jax.numpy.stack([jax.random.PRNGKey(1)]))
+    peaks = []
+    for _ in range(2):
+        state, sleep, peak, _ = advance_chunk(network, params, state, sleep, 300, 1, lists, tier)
+        peaks.append(peak)
+    reference = capacities.IN_USE_PER_LOAD[0] * network.layout.servers * load
+    for i in (0, 1, 3):  # occupied inputs, waiting inputs, occupied outputs
+        assert max(p[i] for p in peaks) <= tier[i] <= 3 * max(p[i] for p in peaks)
+    assert max(p[0] for p in peaks) > 2 * reference
 
 
 def test_auto_lists_vmap_width_and_sub_batch_by_network_and_run_size(small_rrg):
@@ -464,4 +496,4 @@ def test_lists_sized_once_bound_the_heads_per_server_only_where_heads_sleep(smal
     best_first = make_network(graph, servers_per_router=2, vcs=4, selection="best_first")
     assert capacities.saturated(best_first.model, lists)[capacities.HEADS] == min(
         share, capacities.HEADS_PER_SERVER_BEST_FIRST * layout.servers)
-    assert capacities.once(small_rrg.model, lists, 1.0)[capacities.HEADS] >= per_server
+    assert capacities.once(small_rrg.model, lists, 1.0, small_rrg.route_hops)[capacities.HEADS] >= per_server

@@ -44,9 +44,13 @@ LISTS_FROM_VMAPPED = 3 * 10**6
 AUTO_LIST_STEPS = tuple(2.0 ** (k / 4) for k in range(-20, 24))
 # Entries per server and unit of offered load that each list needs below saturation under
 # uniform traffic (per squared load for the output rings with a packet to send on an idle
-# link), measured on the benchmark networks (benchmarks/README.md). Past saturation the
-# counts keep growing; the lists then grow with them.
+# link), measured on the benchmark networks (benchmarks/README.md) with the reference router
+# (packets of REFERENCE_PACKET_SIZE phits, no router latency) on minimal routes of
+# REFERENCE_ROUTE_HOPS hops on average (RRG 720/17/7's; the Dragonfly a=12 h=6's are 2.80).
+# Other routers and routes scale them by Little's law (`held`). Past saturation the counts
+# keep growing; the lists then grow with them.
 IN_USE_PER_LOAD = (5.0, 0.5, 0.4, 5.5, 0.4, 0.15)
+REFERENCE_PACKET_SIZE, REFERENCE_ROUTE_HOPS = 16, 2.64
 # Entries each list held at most in saturated runs of the benchmark networks, as a share of
 # every ring (or server) with a tenth more, and per server with a quarter more
 # (benchmarks/README.md, "Lists sized once" and "Saturated lists per server"): what `once`
@@ -167,25 +171,47 @@ def fit(lists: tuple, peak, current: tuple | None = None, grow: float = GROW, sl
     return tuple(tier)
 
 
-def first_guess(layout: Layout, load: float):
-    """Entries each list needs per cycle at offered load `load` (IN_USE_PER_LOAD)."""
+def held(packet_size: int, router_latency: int, route_hops: float) -> np.ndarray:
+    """Per list, Little's law up to a constant factor: the entries a server's traffic keeps
+    listed per unit of offered load are the packets it sends per cycle (1 / packet_size)
+    x the routers each passes (route_hops + 1; a server's entry once per packet) x the
+    cycles each router holds the entry: an input ring about the packet's length and the
+    router's latency (two cycles more), a waiting packet the latency (one more), an output
+    ring the packet's length (one more), one cycle for the heads routed and the outputs
+    sending. Link latencies and the crossbar's speedup are left out."""
+    routers = route_hops + 1
+    visits = np.asarray([routers] * 5 + [1.0])
+    cycles = np.asarray([packet_size + router_latency + 2, router_latency + 1, 1, packet_size + 1, 1, 1])
+    return visits * cycles / packet_size
+
+
+def first_guess(layout: Layout, load: float, route_hops: float):
+    """Entries each list needs per cycle at offered load `load` on routes of `route_hops`
+    hops on average: IN_USE_PER_LOAD, scaled from the reference router and routes to
+    these (`held`; the factor to two decimals, so that the reference network's own
+    estimate stays the one measured)."""
     load = min(1.0, load)
-    return np.asarray(IN_USE_PER_LOAD) * layout.servers * np.asarray([load, load, load, load, load * load, load])
+    router = layout.router
+    scale = np.round(held(router.packet_size, router.router_latency, route_hops)
+                     / held(REFERENCE_PACKET_SIZE, 0, REFERENCE_ROUTE_HOPS), 2)
+    return (np.asarray(IN_USE_PER_LOAD) * scale * layout.servers
+            * np.asarray([load, load, load, load, load * load, load]))
 
 
-def first(layout: Layout, lists: tuple, load: float) -> tuple | None:
-    """The first chunk's capacities for points of offered load up to `load`: estimated well
-    enough that a light point compiles its chunk once."""
-    return fit(lists, first_guess(layout, load), grow=1.25)
+def first(layout: Layout, lists: tuple, load: float, route_hops: float) -> tuple | None:
+    """The first chunk's capacities for points of offered load up to `load` on routes of
+    `route_hops` hops on average: estimated well enough that a light point compiles its
+    chunk once."""
+    return fit(lists, first_guess(layout, load, route_hops), grow=1.25)
 
 
-def once(model: Model, lists: tuple, load: float) -> tuple | None:
+def once(model: Model, lists: tuple, load: float, route_hops: float) -> tuple | None:
     """Capacities for a whole run of points of offered load up to `load` (`sim.list_sizing:
     once`): the estimate of `first`, and past ONCE_LIGHT_UP_TO (where uniform and adversarial
     traffic can saturate) the counts of a saturated network (`saturated`)."""
     if not lists:
         return None
-    guess = 1.25 * first_guess(model.layout, load)
+    guess = 1.25 * first_guess(model.layout, load, route_hops)
     if load > ONCE_LIGHT_UP_TO:
         guess = np.maximum(guess, saturated(model, lists))
     return fit(lists, guess, grow=1.0)
@@ -215,12 +241,15 @@ def heads_alone(model: Model, lists: tuple, load: float) -> tuple:
     return fit(lists, [heads if i == HEADS else options[-1] for i, options in enumerate(lists)], grow=1.0)
 
 
-def initial(model: Model, lists: tuple, load: float, sizing: str) -> tuple | None:
+def initial(model: Model, lists: tuple, load: float, sizing: str, route_hops: float) -> tuple | None:
     """The first chunk's capacities under `sim.list_sizing` (resolved: grow or once; heads
-    listed alone by `heads_alone`)."""
+    listed alone by `heads_alone`) for routes of `route_hops` hops on average
+    (`Network.route_hops`)."""
     if heads_only(lists):
         return heads_alone(model, lists, load)
-    return once(model, lists, load) if sizing == "once" else first(model.layout, lists, load)
+    if sizing == "once":
+        return once(model, lists, load, route_hops)
+    return first(model.layout, lists, load, route_hops)
 
 
 def next_capacities(layout: Layout, lists: tuple, peak, current, previous, sizing: str = "grow") -> tuple | None:

@@ -40,3 +40,10 @@ class Network:
     @property
     def model(self) -> Model:
         return Model(self.layout, self.routing, self.net, self.tables)
+
+    @property
+    def route_hops(self) -> float:
+        """Router-to-router hops of a route on average as the work lists' first estimate
+        takes it (`jaxnet.sim.capacities.first_guess`): the topology's average distance per
+        minimal phase of the routing scheme (Valiant: two)."""
+        return self.routing.phases * self.topo.average_distance

@@ -236,7 +236,8 @@ def _work_lists(network: Network, spec: SimSpec, points: Sequence[tuple[float, i
     lists = capacities.steps(spec.active_lists, layout, n, spec.total, spec.cpu_vmapped(layout, n),
                              spec.cpu_single(layout, n))
     sizing = capacities.sizing(lists, spec.resolved_list_sizing())
-    return lists, sizing, capacities.initial(network.model, lists, max(load for load, _ in points), sizing)
+    return lists, sizing, capacities.initial(network.model, lists, max(load for load, _ in points), sizing,
+                                              network.route_hops)
 
 
 def measurement_of(network: Network, spec: SimSpec, params: Params | None = None) -> Measurement:

@@ -147,3 +147,66 @@ def test_occupancy_moves_at_most_its_step_a_cycle(router):
         largest, changed = max(largest, int(moved.max())), changed + int((moved > 0).sum())
         before = now
     assert changed > 1000 and largest <= step, (changed, largest)
+
+
+# (routing, router) on the Dragonfly a=4 h=2 p=2: one global link between two groups, so
+# dragonfly_minimal and the Valiant family on it offer one candidate port a head
+ONE_CANDIDATE = {
+    "rval_fogsim": ({"name": "rval", "base": "dragonfly_minimal"},
+                    {"vc_policy": "dragonfly", "packet_size": 10, "router_latency": 10,
+                     "link_latency": {"local": 2, "global": 20}, "crossbar_speedup": 2, "input_buffer": 100,
+                     "injection_buffer": 200, "injection_buffers": 2, "injection_policy": "dest"}),
+    "dragonfly_minimal_best_first": ({"name": "dragonfly_minimal"}, {"selection": "best_first"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_CANDIDATE))
+def test_one_candidate_lookups_change_nothing(name):
+    """Where the scheme offers at most one candidate port a head (`Layout.one_candidate`),
+    routing looks up that output alone, without occupancy: a saturated network goes through
+    the same states, cycle for cycle and sleeping heads included, as with every candidate
+    port's view computed."""
+    import dataclasses
+
+    from jaxnet.sim.network import Network
+
+    routing, router = ONE_CANDIDATE[name]
+    topo = build_topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
+    network = build.network(topo, build_routing(routing), build.router({"vcs": "auto", **router}))
+    assert network.layout.one_candidate
+    every_port = Network(network.topo, network.routing, dataclasses.replace(network.layout, one_candidate=False),
+                         network.net, network.tables)
+    layout = network.layout
+    points = [(1.0, 1), (0.5, 2)]
+    params = batch_params([build_traffic({"name": "uniform"}, topo, seed) for _, seed in points], points,
+                          SimSpec(warmup=200, measure=CYCLES), layout)
+    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
+    every_ring = Listed((layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,))
+    (one, one_sleep), (every, every_sleep) = (compiled_init(layout, True)(keys) for _ in range(2))
+    for _ in range(CYCLES // CHUNK):
+        one, one_sleep, _ = compiled_advance(layout, network.routing, CHUNK, None, every_ring)(
+            network.net, network.tables, params, one, one_sleep)
+        every, every_sleep, _ = compiled_advance(every_port.layout, network.routing, CHUNK, None, every_ring)(
+            network.net, network.tables, params, every, every_sleep)
+        for path, a, b in zip(jax.tree_util.tree_leaves_with_path((one, one_sleep)),
+                              jax.tree_util.tree_leaves((one, one_sleep)),
+                              jax.tree_util.tree_leaves((every, every_sleep))):
+            np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
+    assert int(np.asarray(one_sleep.wait_vc >= 0).sum()) > 0
+    assert int(np.asarray(one.stats.consumed).sum(axis=1).min()) > 0
+
+
+def test_most_candidates_follow_the_next_hop_tables():
+    """`Layout.one_candidate` is set where the scheme's tables offer one port a head: the
+    Dragonfly's minimal routes and Valiant's phases on them, not graph-minimal routes on an
+    RRG with several shortest paths."""
+    dragonfly = build_topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
+    rrg = build_topology({"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3})
+    for topo, routing, one in [(dragonfly, {"name": "dragonfly_minimal"}, True),
+                               (dragonfly, {"name": "valiant", "base": "dragonfly_minimal"}, True),
+                               (rrg, {"name": "minimal"}, False), (rrg, {"name": "valiant"}, False),
+                               (rrg, {"name": "polarized"}, False)]:
+        scheme = build_routing(routing)
+        most = scheme.most_candidates(topo, scheme.build_tables(topo))
+        network = build.network(topo, scheme, build.router({"vcs": "auto"}))
+        assert (most == 1) == one == network.layout.one_candidate, (routing, most)

@@ -81,6 +81,12 @@ class RoutingScheme:
         """Longest route in router-to-router hops (sizes the hop histogram and VC check)."""
         raise NotImplementedError
 
+    def most_candidates(self, topo: Topology, tables: Any) -> int:
+        """The most candidate ports `candidates` offers a head, from the host `tables`
+        (every port by default). Where it is one, the engine looks up only that port's
+        output and no occupancy: selection has nothing to compare."""
+        return topo.n_ports
+
     def own_vcs(self, topo: Topology, tables: Any) -> int:
         """VCs the scheme's own `Candidates.vc` take (schemes that choose their VCs)."""
         raise NotImplementedError
@@ -149,6 +155,13 @@ def next_hop_words(neighbor: np.ndarray, distance: np.ndarray) -> np.ndarray:
 def minimal_port_words(topo: Topology) -> np.ndarray:
     """uint32 [R, R, W] bit p set iff port p of r is on a shortest path to the target."""
     return next_hop_words(topo.neighbor, topo.distances)
+
+
+def most_bits(words: np.ndarray) -> int:
+    """The most bits set in one row of bit words uint32 [..., W] (`next_hop_words`): the
+    most candidate ports such a table offers."""
+    bits = np.unpackbits(np.ascontiguousarray(words, np.uint32).view(np.uint8), axis=-1)
+    return int(bits.reshape(-1, bits.shape[-1]).sum(axis=1).max(initial=0))
 
 
 def port_bits(words, ports: int):

@@ -17,6 +17,7 @@ from jaxnet.routing.base import (
     Candidates,
     RoutingScheme,
     minimal_port_words,
+    most_bits,
     port_bits,
 )
 
@@ -43,6 +44,9 @@ class NextHopRouting(RoutingScheme):
 
     def max_hops(self, topo, tables):
         return int(self.routes(topo)[0].max())
+
+    def most_candidates(self, topo, tables):
+        return most_bits(tables.next_hop)
 
     def candidates(self, tables, router, packets, ports):
         words = take_pair(tables.next_hop, router, packets[:, pk.DST_R])

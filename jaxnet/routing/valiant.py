@@ -28,7 +28,7 @@ import numpy as np
 from jaxnet.core import packets as pk
 from jaxnet.core.rng import below, hash_words
 from jaxnet.core.validate import require
-from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, port_bits
+from jaxnet.routing.base import NOT_CANDIDATE, Candidates, RoutingScheme, most_bits, port_bits
 from jaxnet.routing.dragonfly import DragonflyMinimal
 from jaxnet.routing.minimal import Minimal
 from jaxnet.topology.base import Topology
@@ -108,6 +108,10 @@ class Valiant(RoutingScheme):
 
     def max_hops(self, topo, tables):
         return 2 * int(base_routes(topo, self.base)[0].max())
+
+    def most_candidates(self, topo, tables):
+        """Each phase offers its base's candidates."""
+        return most_bits(tables.next_hop)
 
     @property
     def vc_policies(self):

@@ -31,6 +31,9 @@ class Layout:
     # the router's VC policy resolved for the scheme (a `jaxnet.routing.vc_policy.VcPolicy`):
     # its `candidate_vcs` gives the VC of every candidate
     vc_policy: Any
+    # every head is offered at most one candidate port (`RoutingScheme.most_candidates`):
+    # routing looks up that one output alone and no occupancy, as selection compares nothing
+    one_candidate: bool = False
 
     @property
     def vcs(self) -> int:

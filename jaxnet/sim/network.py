@@ -33,7 +33,8 @@ class Network:
         scheme (`jaxnet.routing.vc_policy.resolve`), host `tables` of the scheme on `topo`,
         and the ring of every port under bubble flow control."""
         assert router.vcs != "auto" and router.selection != "auto", "the router is resolved for the scheme"
-        layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops, vc_policy)
+        layout = Layout(topo.n_routers, topo.n_ports, topo.servers_per_router, router, max_hops, vc_policy,
+                        one_candidate=routing.most_candidates(topo, tables) <= 1)
         return cls(topo, routing, layout, build_net_arrays(topo, layout, port_ring),
                    jax.tree_util.tree_map(jnp.asarray, tables))
 

@@ -73,16 +73,27 @@ def output_view(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc,
     )
 
 
-def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, router, vc, head_vc, eject_port):
+def candidate_views(model: Model, inputs: Rings, outputs: Rings, out_held, t, router, vc, head_vc, eject_port,
+                    only=None):
     """(OutputView of the candidate outputs of K heads at routers `router` [K], network port
     p of each on VC `vc` [K, P] (`head_vc` [K]: the one VC of all of a head's candidates, or
     None), bool [K, V] which VCs of each head's ejection port `eject_port` can take it).
     Where the heads look up at least as many outputs as the network has (every head routed,
     as on small networks), the view of every output (port, VC) is computed once and read, a
     head's candidates as one row where they share a VC; otherwise each lookup computes its own.
-    Either way the same views."""
+    Either way the same views. `only` (int32 [K], `Layout.one_candidate`): each head's one
+    candidate port; only its output is looked up, and no occupancy (0 in the view): with one
+    candidate to take or wait for, selection compares nothing."""
     layout = model.layout
     v_count, ports, width, routers = layout.vcs, layout.ports, layout.ports_per_router, layout.routers
+    if only is not None:
+        only_vc = head_vc if head_vc is not None else jnp.take_along_axis(vc, only[:, None], axis=1)[:, 0]
+        one = output_view(model, inputs, outputs, out_held, (router * width + only)[:, None],
+                          jnp.minimum(only_vc, v_count - 1)[:, None], t)
+        eject = output_view(model, inputs, outputs, out_held, eject_port[:, None], jnp.arange(v_count), t)
+        at_only = jnp.arange(ports) == only[:, None]
+        return OutputView(occupancy=jnp.zeros(at_only.shape, jnp.int32), available=at_only & one.available,
+                          room_for_two=at_only & one.room_for_two), eject.available
     cand_port = router[:, None] * width + jnp.arange(ports)
     if router.shape[0] * (ports + v_count) < EVERY_OUTPUT_FROM * layout.out_vcs:
         view = output_view(model, inputs, outputs, out_held, cand_port, jnp.minimum(vc, v_count - 1), t)
@@ -297,7 +308,8 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
         any_usable = lowest_vc < v_count
         wait_vc = jnp.where(lowest_vc == jnp.where(usable, vc, -1).max(axis=1), lowest_vc, v_count)
     eject_port = router * width + ports + head[:, pk.DST] - head[:, pk.DST_R] * layout.servers_per_router
-    view, eject_free = candidate_views(model, inputs, outputs, out_held, t, router, vc, head_vc, eject_port)
+    only = jnp.argmin(cost, axis=1) if layout.one_candidate else None
+    view, eject_free = candidate_views(model, inputs, outputs, out_held, t, router, vc, head_vc, eject_port, only)
     occupancy = view.occupancy if scale is None else view.occupancy * scale
     flow_control = FLOW_CONTROLS[spec.flow_control]
     enters = flow_control.enters_ring(net, heads.ids, router, cost.shape)

@@ -1,7 +1,7 @@
 """Sleeping heads (`jaxnet.sim.work.Listed`) are exact: with lists of buffers in use
-that hold every ring (heads that cannot move are skipped, blocked heads sleep) a saturated
-network goes through the same states, cycle for cycle, as one that routes every head of
-every buffer. Small lists and every-buffer fallbacks are covered by tests/test_behaviour.py;
+that hold every ring (heads that cannot move are skipped, blocked heads sleep), kept as
+lists or visited as masks of every ring, a saturated network goes through the same states,
+cycle for cycle, as one that routes every head of every buffer. Small lists and every-buffer fallbacks are covered by tests/test_behaviour.py;
 here the lists never overflow, so the sleeping path carries the whole run."""
 import jax
 import jax.numpy as jnp
@@ -57,20 +57,26 @@ def test_sleeping_heads_change_nothing(name):
                           spec, layout)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
     dense, _ = compiled_init(layout, False)(keys)
-    listed, sleep = compiled_init(layout, True)(keys)
     every_ring = (layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,)
+    # lists as long as every ring, visited as lists, and the occupied rings visited as masks
+    works = (Listed(every_ring, dense=False), Listed(every_ring))
+    listed = [compiled_init(layout, True)(keys) for _ in works]
     slept = on_margin = 0
     for _ in range(CYCLES // CHUNK):
         dense, _, _ = compiled_advance(layout, network.routing, CHUNK, None, EveryBuffer())(
             network.net, network.tables, params, dense, None)
-        listed, sleep, _ = compiled_advance(layout, network.routing, CHUNK, None, Listed(every_ring))(
-            network.net, network.tables, params, listed, sleep)
+        listed = [compiled_advance(layout, network.routing, CHUNK, None, work)(
+            network.net, network.tables, params, *carry)[:2] for work, carry in zip(works, listed)]
+        sleep = listed[0][1]
         asleep = np.asarray(sleep.wait_vc) >= 0
         slept = max(slept, int(asleep.sum()))
         on_margin = max(on_margin, int((asleep & (np.asarray(sleep.wake_at) < NEVER)).sum()))
-        for path, a, b in zip(jax.tree_util.tree_leaves_with_path(dense), jax.tree_util.tree_leaves(dense),
-                              jax.tree_util.tree_leaves(listed)):
-            np.testing.assert_array_equal(a, b, err_msg=jax.tree_util.keystr(path[0]))
+        for work, (state, asleep_there) in zip(works, listed):
+            for path, a, b in zip(jax.tree_util.tree_leaves_with_path(dense), jax.tree_util.tree_leaves(dense),
+                                  jax.tree_util.tree_leaves(state)):
+                np.testing.assert_array_equal(a, b, err_msg=f"{work}: {jax.tree_util.keystr(path[0])}")
+            for a, b in zip(jax.tree_util.tree_leaves(sleep), jax.tree_util.tree_leaves(asleep_there)):
+                np.testing.assert_array_equal(a, b, err_msg=str(work))
     assert slept > 0, "no head ever slept: the case does not exercise the sleeping path"
     if network.layout.router.selection == "best_first":
         assert on_margin > 0, "no head slept on its margin: the case does not exercise it"

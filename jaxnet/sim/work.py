@@ -86,7 +86,10 @@ def compact(mask, capacity: int) -> tuple[Subset, jnp.ndarray]:
 
 
 def compact_subset(subset: Subset, mask, capacity: int) -> tuple[Subset, jnp.ndarray]:
-    """The entries of a subset where `mask` (bool [K]) holds, as `compact`."""
+    """The entries of a subset (ids None: of every ring) where `mask` (bool [K]) holds, as
+    `compact`."""
+    if subset.ids is None:
+        return compact(mask, capacity)
     index, count = _positions(mask, capacity)
     return Subset(take_rows(subset.ids, index), jnp.arange(capacity) < count), count
 
@@ -164,15 +167,16 @@ def rose_ports(layout: Layout, out_rings: Subset, rose):
 
 
 def wake_reasons(layout: Layout, sleep: Sleep, outputs, out_held, out_rings: Subset, freed, ids, t):
-    """(asleep, risen, due), bool [K] for the input rings `ids`: the head slept after it was
+    """(asleep, risen, due), bool [K] for the input rings `ids` (None: every one): the head slept after it was
     last routed; an output VC on one of the ports it waits on rose this cycle (`rose_ports` of
     the visited outputs `out_rings`, `freed` as `may_have_risen`); its margin could have closed
     by now (`Sleep.wake_at`). A sleeping head is routed again when risen or due."""
     rose = rose_ports(layout, out_rings, may_have_risen(layout, outputs, out_held, out_rings, freed, t))
-    wait_vc = take_rows(sleep.wait_vc, ids)
-    rose_here = take_pair(rose, layout.router_of(ids), jnp.maximum(wait_vc, 0))
-    risen = jnp.any(take_rows(sleep.waits_on, ids) & rose_here, axis=1)
-    return wait_vc >= 0, risen, take_rows(sleep.wake_at, ids) <= t
+    wait_vc = pick(sleep.wait_vc, ids)
+    ring = jnp.arange(layout.in_vcs, dtype=jnp.int32) if ids is None else ids
+    rose_here = take_pair(rose, layout.router_of(ring), jnp.maximum(wait_vc, 0))
+    risen = jnp.any(pick(sleep.waits_on, ids) & rose_here, axis=1)
+    return wait_vc >= 0, risen, pick(sleep.wake_at, ids) <= t
 
 
 class Todo(NamedTuple):
@@ -288,15 +292,29 @@ class EveryBuffer(Work):
 @dataclasses.dataclass(frozen=True)
 class Listed(Work):
     """Only the rings, heads, links and servers with something to do, in lists of the
-    given capacities (one per entry of LISTED)."""
+    given capacities (one per entry of LISTED). With `dense`, a list of occupied input or
+    output rings as long as every ring is not kept: every ring is visited, a mask where a
+    list would gather and scatter (a saturated network occupies most of its rings)."""
 
     capacities: tuple[int, ...]
+    dense: bool = True
+
+    def _occupied(self, rings, capacity: int) -> tuple[Subset, jnp.ndarray]:
+        """(the rings of `rings` (Rings) in use, as a list of `capacity` or EVERY, how many)."""
+        occupied = rings.taken > 0
+        if self._every(capacity, occupied.shape[0]):
+            return EVERY, jnp.sum(occupied, dtype=jnp.int32)
+        return compact(occupied, capacity)
+
+    def _every(self, capacity: int, rings: int) -> bool:
+        """Whether a list of occupied rings of this capacity visits every ring instead."""
+        return self.dense and capacity >= rings
 
     def start(self, model, state, sleep=None):
         """The occupied rings of `state` listed from scratch (once per chunk)."""
         capacity = self.capacities
-        in_list, n_in = compact(state.inputs.taken > 0, capacity[0])
-        out_list, n_out = compact(state.outputs.taken > 0, capacity[3])
+        in_list, n_in = self._occupied(state.inputs, capacity[0])
+        out_list, n_out = self._occupied(state.outputs, capacity[3])
         sleep = (sleep if sleep is not None else no_sleep(model.layout)) if heads_sleep(model) else None
         return Todo(in_list, out_list, sleep, jnp.stack([n_in, 0, 0, n_out, 0, 0]))
 
@@ -344,7 +362,8 @@ class Listed(Work):
         """The listed output rings with a packet waiting whose link is idle (a busy link
         sends nothing), and those just filled."""
         out_list = todo.outputs
-        idle = take_rows(port_busy, out_list.ids // model.layout.vcs) <= t
+        port = jnp.arange(model.layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
+        idle = take_rows(port_busy, port // model.layout.vcs) <= t
         sending, n_sending = compact_subset(out_list, kept.waiting_out & idle, self.capacities[4])
         filled_ring = jnp.where(filled, requests.out_vc, 0)
         sending = Subset(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))
@@ -360,12 +379,20 @@ class Listed(Work):
         ring is listed twice."""
         capacity = self.capacities
         arrived = jnp.where(sent.to_router, sent.down, 0)
-        in_list, n_in = compact_subset(
-            Subset(jnp.concatenate([todo.inputs.ids, arrived, injected.ring]), None),
-            jnp.concatenate([kept.inputs, sent.to_router & sent.down_empty, injected.moved & injected.ring_was_empty]),
-            capacity[0])
+        in_list, n_in = self._next(todo.inputs, [kept.inputs, sent.to_router & sent.down_empty,
+                                                 injected.moved & injected.ring_was_empty],
+                                   [arrived, injected.ring], capacity[0])
         filled_ring = jnp.where(filled, requests.out_vc, 0)
-        out_list, n_out = compact_subset(
-            Subset(jnp.concatenate([todo.outputs.ids, filled_ring]), None), jnp.concatenate([kept.outputs, filled]),
-            capacity[3])
+        out_list, n_out = self._next(todo.outputs, [kept.outputs, filled], [filled_ring], capacity[3])
         return todo._replace(inputs=in_list, outputs=out_list, counts=todo.counts.at[0].set(n_in).at[3].set(n_out))
+
+    @staticmethod
+    def _next(listed: Subset, occupied, entered, capacity: int) -> tuple[Subset, jnp.ndarray]:
+        """(the occupied rings for the next cycle, how many): the rings `listed` and
+        `entered` (a list of id arrays) where the masks `occupied` (one per array, `listed`'s
+        first) hold: still holding a slot, or entered empty. Where every ring was visited
+        (EVERY) it still is."""
+        if listed.ids is None:
+            return EVERY, sum(jnp.sum(mask, dtype=jnp.int32) for mask in occupied)
+        return compact_subset(Subset(jnp.concatenate([listed.ids, *entered]), None), jnp.concatenate(occupied),
+                              capacity)

@@ -155,18 +155,28 @@ def test_occupancy_moves_at_most_its_step_a_cycle(router):
     assert changed > 1000 and largest <= step, (changed, largest)
 
 
-# (routing, router) on the Dragonfly a=4 h=2 p=2: one global link between two groups, so
-# dragonfly_minimal and the Valiant family on it offer one candidate port a head
+DRAGONFLY = {"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2}
+SMALL_RRG = {"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3}
+TORUS = {"name": "torus", "sides": [4, 4], "servers_per_router": 2}
+# (topology, routing, router, pattern) whose scheme offers one candidate port a head: on the
+# Dragonfly a=4 h=2 p=2 one global link joins two groups, so dragonfly_minimal and the
+# Valiant family on it do; schemes that follow a packet's path always do
 ONE_CANDIDATE = {
-    "rval_fogsim": ({"name": "rval", "base": "dragonfly_minimal"},
+    "rval_fogsim": (DRAGONFLY, {"name": "rval", "base": "dragonfly_minimal"},
                     {"vc_policy": "dragonfly", "packet_size": 10, "router_latency": 10,
                      "link_latency": {"local": 2, "global": 20}, "crossbar_speedup": 2, "input_buffer": 100,
-                     "injection_buffer": 200, "injection_buffers": 2, "injection_policy": "dest"}),
-    "dragonfly_minimal_best_first": ({"name": "dragonfly_minimal"}, {"selection": "best_first"}),
+                     "injection_buffer": 200, "injection_buffers": 2, "injection_policy": "dest"}, "uniform"),
+    "dragonfly_minimal_best_first": (DRAGONFLY, {"name": "dragonfly_minimal"}, {"selection": "best_first"},
+                                     "uniform"),
+    # room for two packets where a hop enters a ring: read from the one output looked up
+    "dor_bubble_torus": (TORUS, {"name": "dor"}, {"flow_control": "bubble", "vcs": 1}, "uniform"),
+    "ksp_rrg": (SMALL_RRG, {"name": "ksp", "k": 4}, {}, "uniform"),
 }
 
 
-@pytest.mark.parametrize("name", sorted(ONE_CANDIDATE))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow if n in {"dragonfly_minimal_best_first",
+                                                                                    "ksp_rrg"} else ())
+                                  for n in sorted(ONE_CANDIDATE)])
 def test_one_candidate_lookups_change_nothing(name):
     """Where the scheme offers at most one candidate port a head (`Layout.one_candidate`),
     routing looks up that output alone, without occupancy: a saturated network goes through
@@ -176,15 +186,15 @@ def test_one_candidate_lookups_change_nothing(name):
 
     from jaxnet.sim.network import Network
 
-    routing, router = ONE_CANDIDATE[name]
-    topo = build_topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
+    topology, routing, router, pattern = ONE_CANDIDATE[name]
+    topo = build_topology(topology)
     network = build.network(topo, build_routing(routing), build.router({"vcs": "auto", **router}))
     assert network.layout.one_candidate
     every_port = Network(network.topo, network.routing, dataclasses.replace(network.layout, one_candidate=False),
                          network.net, network.tables)
     layout = network.layout
     points = [(1.0, 1), (0.5, 2)]
-    params = batch_params([build_traffic({"name": "uniform"}, topo, seed) for _, seed in points], points,
+    params = batch_params([build_traffic({"name": pattern}, topo, seed) for _, seed in points], points,
                           SimSpec(warmup=200, measure=CYCLES), layout)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
     every_ring = Listed((layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,))
@@ -202,14 +212,15 @@ def test_one_candidate_lookups_change_nothing(name):
     assert int(np.asarray(one.stats.consumed).sum(axis=1).min()) > 0
 
 
-def test_most_candidates_follow_the_next_hop_tables():
-    """`Layout.one_candidate` is set where the scheme's tables offer one port a head: the
-    Dragonfly's minimal routes and Valiant's phases on them, not graph-minimal routes on an
-    RRG with several shortest paths."""
-    dragonfly = build_topology({"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2})
-    rrg = build_topology({"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3})
+def test_most_candidates_follow_the_tables():
+    """`Layout.one_candidate` is set where the scheme offers one port a head: the Dragonfly's
+    minimal routes and Valiant's phases on them, and schemes that follow a packet's path,
+    not graph-minimal or adaptive routes on an RRG with several shortest paths."""
+    dragonfly, rrg, torus = (build_topology(t) for t in (DRAGONFLY, SMALL_RRG, TORUS))
     for topo, routing, one in [(dragonfly, {"name": "dragonfly_minimal"}, True),
                                (dragonfly, {"name": "valiant", "base": "dragonfly_minimal"}, True),
+                               (rrg, {"name": "ksp", "k": 4}, True), (rrg, {"name": "source_minimal"}, True),
+                               (torus, {"name": "dor"}, True),
                                (rrg, {"name": "minimal"}, False), (rrg, {"name": "valiant"}, False),
                                (rrg, {"name": "polarized"}, False)]:
         scheme = build_routing(routing)

@@ -99,6 +99,10 @@ class DimensionOrder(RoutingScheme):
     def max_hops(self, topo, tables):
         return topo.diameter
 
+    def most_candidates(self, topo, tables):
+        """One port a hop: the next dimension's, in the direction chosen."""
+        return 1
+
     def own_vcs(self, topo, tables):
         return 2 if bool(np.any(tables.periodic)) else 1
 

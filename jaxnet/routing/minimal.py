@@ -105,6 +105,10 @@ class SourceMinimal(RoutingScheme):
     def max_hops(self, topo, tables):
         return topo.diameter
 
+    def most_candidates(self, topo, tables):
+        """One port a hop: the packet's draw among the minimal ones."""
+        return 1
+
     def candidates(self, tables, router, packets, ports):
         dst = packets[:, pk.DST_R]
         ok = port_bits(tables.closer[router, dst], ports)

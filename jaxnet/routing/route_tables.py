@@ -122,6 +122,10 @@ class PathTableRouting(RoutingScheme):
     def max_hops(self, topo, tables):
         return int(max(1, (np.asarray(tables.route) >= 0).sum(axis=1).max()))
 
+    def most_candidates(self, topo, tables):
+        """The packet's path names one port a hop."""
+        return 1
+
     def at_injection(self, tables, router, packets, bits):
         return packets.at[:, pk.PATH].set(draw_path(tables, router, packets, bits))
 

@@ -8,7 +8,9 @@ servers to visit (a `rings.Subset`). Two implementations give identical results:
   Listed       only those with something to do, kept in compact lists of static
                capacities (`capacities`, one per entry of LISTED):
                  - the occupied input and output rings, carried from cycle to cycle and
-                   updated from the cycle's pushes (a cycle never scans every ring);
+                   updated from the cycle's pushes (a cycle never scans every ring, unless
+                   the list has grown to every ring: then every ring is visited with
+                   the mask of those in use, `Listed.dense`);
                  - of the occupied input rings, those with a packet waiting to leave, and of
                    their heads those that may move and are awake (below);
                  - of the occupied output rings, those whose link is idle, plus those just
@@ -167,10 +169,11 @@ def rose_ports(layout: Layout, out_rings: Subset, rose):
 
 
 def wake_reasons(layout: Layout, sleep: Sleep, outputs, out_held, out_rings: Subset, freed, ids, t):
-    """(asleep, risen, due), bool [K] for the input rings `ids` (None: every one): the head slept after it was
-    last routed; an output VC on one of the ports it waits on rose this cycle (`rose_ports` of
-    the visited outputs `out_rings`, `freed` as `may_have_risen`); its margin could have closed
-    by now (`Sleep.wake_at`). A sleeping head is routed again when risen or due."""
+    """(asleep, risen, due), bool [K] for the input rings `ids` (None: every one): the head
+    slept after it was last routed; an output VC on one of the ports it waits on rose this
+    cycle (`rose_ports` of the visited outputs `out_rings`, `freed` as `may_have_risen`); its
+    margin could have closed by now (`Sleep.wake_at`). A sleeping head is routed again when
+    risen or due."""
     rose = rose_ports(layout, out_rings, may_have_risen(layout, outputs, out_held, out_rings, freed, t))
     wait_vc = pick(sleep.wait_vc, ids)
     ring = jnp.arange(layout.in_vcs, dtype=jnp.int32) if ids is None else ids
@@ -293,22 +296,19 @@ class EveryBuffer(Work):
 class Listed(Work):
     """Only the rings, heads, links and servers with something to do, in lists of the
     given capacities (one per entry of LISTED). With `dense`, a list of occupied input or
-    output rings as long as every ring is not kept: every ring is visited, a mask where a
-    list would gather and scatter (a saturated network occupies most of its rings)."""
+    output rings as long as every ring is not kept: every ring is visited with the mask of
+    those in use, which costs less than a list's gathers and scatters of the same entries."""
 
     capacities: tuple[int, ...]
     dense: bool = True
 
     def _occupied(self, rings, capacity: int) -> tuple[Subset, jnp.ndarray]:
-        """(the rings of `rings` (Rings) in use, as a list of `capacity` or EVERY, how many)."""
+        """(the rings of `rings` (Rings) in use, as a list of `capacity` or, where that
+        holds every ring under `dense`, EVERY; how many)."""
         occupied = rings.taken > 0
-        if self._every(capacity, occupied.shape[0]):
+        if self.dense and capacity >= occupied.shape[0]:
             return EVERY, jnp.sum(occupied, dtype=jnp.int32)
         return compact(occupied, capacity)
-
-    def _every(self, capacity: int, rings: int) -> bool:
-        """Whether a list of occupied rings of this capacity visits every ring instead."""
-        return self.dense and capacity >= rings
 
     def start(self, model, state, sleep=None):
         """The occupied rings of `state` listed from scratch (once per chunk)."""
@@ -362,8 +362,8 @@ class Listed(Work):
         """The listed output rings with a packet waiting whose link is idle (a busy link
         sends nothing), and those just filled."""
         out_list = todo.outputs
-        port = jnp.arange(model.layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
-        idle = take_rows(port_busy, port // model.layout.vcs) <= t
+        ring = jnp.arange(model.layout.out_vcs, dtype=jnp.int32) if out_list.ids is None else out_list.ids
+        idle = take_rows(port_busy, ring // model.layout.vcs) <= t
         sending, n_sending = compact_subset(out_list, kept.waiting_out & idle, self.capacities[4])
         filled_ring = jnp.where(filled, requests.out_vc, 0)
         sending = Subset(jnp.concatenate([sending.ids, filled_ring]), jnp.concatenate([sending.valid, filled]))

@@ -283,12 +283,16 @@ def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
 
 def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads: Subset, seed, t) -> Requests:
     """Route computation, request filtering and selection for the heads of the input
-    rings `heads`."""
+    rings `heads`: every ring (EVERY), of which those that may move take part, or a list of
+    heads that may move (`jaxnet.sim.work` compacts it from `movable_heads`)."""
     layout, net, routing = model.layout, model.net, model.routing
     spec = layout.router
     v_count, ports, width = layout.vcs, layout.ports, layout.ports_per_router
     ring = ring_ids(inputs, heads.ids)
-    row, active = movable_heads(model, inputs, in_busy, heads, t)
+    if heads.ids is None:
+        row, active = movable_heads(model, inputs, in_busy, heads, t)
+    else:  # a list of heads is compacted from those that may move (`jaxnet.sim.work`)
+        row, active = head_rows(inputs, heads.ids, layout.input_depth)[0], heads.valid
     head = take_rows(inputs.slots, row)
     router = layout.router_of(ring)
     at_dest = routing.delivers(model.tables, router, head)

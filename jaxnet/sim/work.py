@@ -218,7 +218,8 @@ class Work:
         raise NotImplementedError
 
     def heads(self, model: Model, todo: Todo, state, inputs, outputs, kept):
-        """(the input rings whose head to route, todo), after the release."""
+        """(the input rings whose head to route, todo), after the release: EVERY, or a list
+        of heads that may move (`route.movable_heads`), which routing then takes as they are."""
         raise NotImplementedError
 
     def routed(self, model: Model, todo: Todo, heads: Subset, requests, t) -> Todo:

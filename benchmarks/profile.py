@@ -4,7 +4,7 @@ XLA operation's time to the engine source that produced it (benchmarks/README.md
     python benchmarks/profile.py [--network rrg720] [--routing minimal] [--vcs 4] [--load 0.5]
                               [--base dragonfly_minimal] [--router '{"input_buffer": 100}']
                               [--cycles 200] [--batch 1] [--every-buffer] [--warmup-chunks 3] [--top 30]
-                              [--out outputs/bench/profile.json]
+                              [--out outputs/bench/profile.json] [--hlo outputs/bench/chunk.hlo.txt]
 
 Warm-up chunks run until the capacities of the lists of buffers in use settle
 (`bench.warmed_up`, as `benchmarks/bench.py` measures), then one chunk of `--cycles` cycles runs under
@@ -15,7 +15,9 @@ release_slots, the work lists' heads, links, ...) and per call chain (three fram
 charged to its root operation's chain: it may also contain work from elsewhere (XLA fuses
 producers into their consumers, sometimes into several). Operations XLA made up without a
 source line are listed by their kind; on an accelerator, the device's memory copies and
-memsets (trace events that are no operation of the module) are listed by their event name. Networks (`bench.NETWORKS`): `rrg720` (RRG 720/17/7, the
+memsets (trace events that are no operation of the module) are listed by their event name.
+The costliest operations are also kept by their HLO name (`by_operation_us_per_cycle`); with
+`--hlo` the compiled module's text is written too, to see what one of them does. Networks (`bench.NETWORKS`): `rrg720` (RRG 720/17/7, the
 papers'), `rrg1224`, `df876` (Dragonfly a=12 h=6, with --routing dragonfly_minimal) and the
 small ones of `benchmarks/bench.py` (`hamming`, `dragonfly`, `slimfly`, `rrg64`).
 """
@@ -34,6 +36,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the networks and the warm-up rule are the benchmarks')
+
+
+# The costliest XLA operations kept by name in the report (`by_operation_us_per_cycle`).
+OPERATIONS_KEPT = 40
 
 
 def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
@@ -66,12 +72,13 @@ def hlo_call_chains(hlo: str) -> dict[str, list[str]]:
 
 def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int, batch: int = 1,
             every_buffer: bool = False, warmup_chunks: int = 3, base: str | None = None,
-            router: dict | None = None) -> dict:
+            router: dict | None = None, hlo_out: str | None = None) -> dict:
     """Per-cycle microseconds of one chunk of `batch` simulations (vmapped) after warm-up:
     by phase, by call chain, in all (every_buffer: without the work lists, as
     `sim.active_lists: null` runs); at least `warmup_chunks` chunks of warm-up (a saturating
     network fills for thousands of cycles). `base`: the routing's base scheme; `router`:
-    router settings over `vcs`."""
+    router settings over `vcs`; `hlo_out`: a file for the compiled chunk's HLO text, in which
+    the operations of `by_operation_us_per_cycle` can be looked up."""
     import jax
 
     from jaxnet.sim import capacities
@@ -101,14 +108,18 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
         with gzip.open(trace[0]) as f:
             events = json.load(f)["traceEvents"]
     advance = compiled_advance(network.layout, network.routing, cycles, width, capacities.work(lists, used))
-    chains = hlo_call_chains(advance.lower(network.net, network.tables, params, before, asleep).compile().as_text())
+    hlo = advance.lower(network.net, network.tables, params, before, asleep).compile().as_text()
+    if hlo_out:
+        with open(hlo_out, "w") as f:
+            f.write(hlo)
+    chains = hlo_call_chains(hlo)
 
     accelerator = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
                    and "/device:" in str(e.get("args", {}).get("name", "")) and "CPU" not in e["args"]["name"]}
     if accelerator:  # a GPU's kernels may be named after their HLO instruction with "_" for "."
         for name, chain in list(chains.items()):
             chains.setdefault(name.replace(".", "_"), chain)
-    by_phase, by_chain, total = collections.Counter(), collections.Counter(), 0.0
+    by_phase, by_chain, by_operation, total = collections.Counter(), collections.Counter(), collections.Counter(), 0.0
     named_operations, operations = set(), set()  # distinct operations run: a count that timing noise cannot move
     kernel_runs = sum(e.get("ph") == "X" and e.get("pid") in accelerator for e in events)
     for event in events:  # the compiled module's operations, each event one run of one
@@ -121,6 +132,7 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
                 total += us
             continue
         total += us
+        by_operation[event["name"]] += us
         chain = chains[event["name"]]
         operations.add(event["name"])
         step = next((i for i, frame in enumerate(chain) if frame.startswith("cycle_step:")), None)
@@ -142,7 +154,8 @@ def profile(network_name: str, routing: str, vcs: int, load: float, cycles: int,
             "device": jax.devices()[0].device_kind,
             "accelerator_kernels_per_cycle": round(kernel_runs / cycles, 1) if accelerator else None,
             "by_phase_us_per_cycle": {k: round(v, 1) for k, v in by_phase.most_common()},
-            "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()}}
+            "by_call_chain_us_per_cycle": {k: round(v, 1) for k, v in by_chain.most_common()},
+            "by_operation_us_per_cycle": {k: round(v, 1) for k, v in by_operation.most_common(OPERATIONS_KEPT)}}
 
 
 def main():
@@ -160,6 +173,7 @@ def main():
     parser.add_argument("--warmup-chunks", type=int, default=3, help="chunks of warm-up at least (before the lists settle)")
     parser.add_argument("--top", type=int, default=30, help="call chains printed")
     parser.add_argument("--out", default="outputs/bench/profile.json")
+    parser.add_argument("--hlo", help="also write the compiled chunk's HLO text here (to look up an operation)")
     args = parser.parse_args()
     for name in ("cycles", "batch"):
         if getattr(args, name) < 1:
@@ -168,7 +182,7 @@ def main():
         parser.error(f"--load {args.load}: must be in (0, 1] (phits/cycle/server, as sim.loads)")
     try:
         report = profile(args.network, args.routing, args.vcs, args.load, args.cycles, args.batch, args.every_buffer,
-                         args.warmup_chunks, args.base, args.router)
+                         args.warmup_chunks, args.base, args.router, args.hlo)
     except ValueError as error:  # a routing, VC count or load the network does not take
         parser.error(str(error))
     print(f"{report['network']} {args.routing} {report['router']['vcs']} VCs, load {args.load}: "

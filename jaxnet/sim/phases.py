@@ -44,6 +44,7 @@ from jaxnet.sim.rings import (
     return_lent,
     ring_ids,
     take_rows,
+    where_read,
 )
 from jaxnet.sim.route import Requests, downstream_ring
 from jaxnet.sim.state import Rings, unpack_counters
@@ -184,7 +185,8 @@ def send_on_links(model: Model, inputs: Rings, outputs: Rings, port_busy, port_r
     row, waiting = head_rows(outputs, ids, spec.output_buffer)
     if ids is None:
         head = None
-        ready, extra = take_pair(outputs.slots, row, pk.READY), flow_control.extra_room(outputs.slots, row)
+        head_row = where_read(waiting, row)
+        ready, extra = take_pair(outputs.slots, head_row, pk.READY), flow_control.extra_room(outputs.slots, head_row)
     else:
         head = take_rows(outputs.slots, row)
         ready, extra = head[:, pk.READY], flow_control.extra_room(outputs.slots, row, head)

@@ -32,6 +32,14 @@ DROP = {"mode": "drop", "wrap_negative_indices": False}
 LENT = jnp.iinfo(jnp.int32).max
 
 
+def where_read(needed, index):
+    """index where `needed` (bool), 0 elsewhere: the index of a gather whose other entries
+    are not used. Those then read one line that stays cached instead of their own, which in
+    the large slot arrays is mostly a miss to memory (a masked entry of a gather costs what
+    an unmasked one does)."""
+    return jnp.where(needed, index, 0)
+
+
 def pick(array, ids):
     """array[ids] (ids in bounds), or the whole array when ids is None."""
     return array if ids is None else take_rows(array, ids)
@@ -76,7 +84,7 @@ def release(rings: Rings, visited: Subset, cycle, depth: int) -> tuple[Rings, jn
     copying the array."""
     ids = visited.ids
     first, taken, gone = counters(rings, ids)
-    oldest = take_rows(rings.free_at, ring_ids(rings, ids) * depth + first)
+    oldest = take_rows(rings.free_at, where_read(gone > 0, ring_ids(rings, ids) * depth + first))
     free = visited.valid & (gone > 0) & (oldest <= cycle)
     freed = pack_counters(_wrap(first + 1, depth), taken - 1, gone - 1)
     rings = rings._replace(counters=put(rings.counters, ids, free, freed))
@@ -96,9 +104,10 @@ def pop_heads(rings: Rings, ids, row, leaving, free_at) -> Rings:
     if rings.head_ready is not None:
         first, taken, gone = counters(rings, ids)
         depth = rings.slots.shape[0] // rings.counters.shape[0]
+        uncovered = leaving & (taken > gone + 1)
         behind = ring_ids(rings, ids) * depth + _wrap(first + gone + 1, depth)
-        rings = rings._replace(head_ready=put(rings.head_ready, ids, leaving & (taken > gone + 1),
-                                              take_pair(rings.slots, behind, pk.READY)))
+        rings = rings._replace(head_ready=put(rings.head_ready, ids, uncovered,
+                                              take_pair(rings.slots, where_read(uncovered, behind), pk.READY)))
     return rings._replace(counters=bump(rings.counters, ids, jnp.where(leaving, GONE, 0)), free_at=free_at)
 
 

@@ -21,7 +21,7 @@ from jaxnet.routing.base import NOT_CANDIDATE
 from jaxnet.sim import keys
 from jaxnet.sim.layout import Model
 from jaxnet.sim.policies import ALLOCATORS, FLOW_CONTROLS, SELECTIONS
-from jaxnet.sim.rings import Subset, counters, head_rows, pick, ring_ids, take_rows
+from jaxnet.sim.rings import Subset, counters, head_rows, pick, ring_ids, take_rows, where_read
 from jaxnet.sim.state import Rings
 
 
@@ -165,11 +165,12 @@ def vc_occupancy(model: Model, inputs: Rings, outputs: Rings, out_held, port, vc
     has_down, down = downstream_ring(model, port, vc)
     first_down, taken_down, gone_down = counters(inputs, down)
     taken_down, gone_down = jnp.where(has_down, taken_down, 0), jnp.where(has_down, gone_down, 0)
-    oldest_free = take_rows(inputs.free_at, down * layout.input_depth + first_down)
+    oldest_free = take_rows(inputs.free_at, where_read(gone_down > 0, down * layout.input_depth + first_down))
     credited = jnp.where(gone_down > 0, size - jnp.clip(oldest_free - t, 0, size), 0)
     if layout.router.occupancy == "credits":
-        leaving = take_rows(outputs.free_at, out_vc * layout.router.output_buffer + first)
-        unsent = jnp.where(has_down & (gone > 0), jnp.clip(leaving - t, 0, size), 0)
+        sending = has_down & (gone > 0)
+        leaving = take_rows(outputs.free_at, where_read(sending, out_vc * layout.router.output_buffer + first))
+        unsent = jnp.where(sending, jnp.clip(leaving - t, 0, size), 0)
         return size * taken_down - credited - unsent, taken, held
     streaming = jnp.where(has_down, gone, 0)
     return size * (taken + taken_down - streaming) - jnp.clip(held - t, 0, size) - credited, taken, held
@@ -275,7 +276,8 @@ def movable_heads(model: Model, inputs: Rings, in_busy, heads: Subset, t):
     `router.allocator: port`, its whole input port))."""
     layout = model.layout
     row, waiting = head_rows(inputs, heads.ids, layout.input_depth)
-    ready = take_pair(inputs.slots, row, pk.READY) if inputs.head_ready is None else pick(inputs.head_ready, heads.ids)
+    ready = (take_pair(inputs.slots, where_read(heads.valid & waiting, row), pk.READY) if inputs.head_ready is None
+             else pick(inputs.head_ready, heads.ids))
     arrived = ready + layout.router.router_latency <= t
     busy_until = ALLOCATORS[layout.router.allocator].input_busy_until(layout, in_busy)
     return row, heads.valid & waiting & arrived & (pick(busy_until, heads.ids) <= t)

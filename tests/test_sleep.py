@@ -158,19 +158,18 @@ def test_occupancy_moves_at_most_its_step_a_cycle(router):
 DRAGONFLY = {"name": "dragonfly", "a": 4, "h": 2, "servers_per_router": 2}
 SMALL_RRG = {"name": "rrg", "routers": 16, "degree": 4, "seed": 1, "servers_per_router": 3}
 TORUS = {"name": "torus", "sides": [4, 4], "servers_per_router": 2}
-# (topology, routing, router, pattern) whose scheme offers one candidate port a head: on the
+# (topology, routing, router) whose scheme offers one candidate port a head: on the
 # Dragonfly a=4 h=2 p=2 one global link joins two groups, so dragonfly_minimal and the
 # Valiant family on it do; schemes that follow a packet's path always do
 ONE_CANDIDATE = {
     "rval_fogsim": (DRAGONFLY, {"name": "rval", "base": "dragonfly_minimal"},
                     {"vc_policy": "dragonfly", "packet_size": 10, "router_latency": 10,
                      "link_latency": {"local": 2, "global": 20}, "crossbar_speedup": 2, "input_buffer": 100,
-                     "injection_buffer": 200, "injection_buffers": 2, "injection_policy": "dest"}, "uniform"),
-    "dragonfly_minimal_best_first": (DRAGONFLY, {"name": "dragonfly_minimal"}, {"selection": "best_first"},
-                                     "uniform"),
+                     "injection_buffer": 200, "injection_buffers": 2, "injection_policy": "dest"}),
+    "dragonfly_minimal_best_first": (DRAGONFLY, {"name": "dragonfly_minimal"}, {"selection": "best_first"}),
     # room for two packets where a hop enters a ring: read from the one output looked up
-    "dor_bubble_torus": (TORUS, {"name": "dor"}, {"flow_control": "bubble", "vcs": 1}, "uniform"),
-    "ksp_rrg": (SMALL_RRG, {"name": "ksp", "k": 4}, {}, "uniform"),
+    "dor_bubble_torus": (TORUS, {"name": "dor"}, {"flow_control": "bubble", "vcs": 1}),
+    "ksp_rrg": (SMALL_RRG, {"name": "ksp", "k": 4}, {}),
 }
 
 
@@ -186,7 +185,7 @@ def test_one_candidate_lookups_change_nothing(name):
 
     from jaxnet.sim.network import Network
 
-    topology, routing, router, pattern = ONE_CANDIDATE[name]
+    topology, routing, router = ONE_CANDIDATE[name]
     topo = build_topology(topology)
     network = build.network(topo, build_routing(routing), build.router({"vcs": "auto", **router}))
     assert network.layout.one_candidate
@@ -194,7 +193,7 @@ def test_one_candidate_lookups_change_nothing(name):
                          network.net, network.tables)
     layout = network.layout
     points = [(1.0, 1), (0.5, 2)]
-    params = batch_params([build_traffic({"name": pattern}, topo, seed) for _, seed in points], points,
+    params = batch_params([build_traffic({"name": "uniform"}, topo, seed) for _, seed in points], points,
                           SimSpec(warmup=200, measure=CYCLES), layout)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in points])
     every_ring = Listed((layout.in_vcs,) * 3 + (layout.out_vcs,) * 2 + (layout.servers,))

@@ -37,7 +37,38 @@ def test_profile_charges_the_cycle_to_its_phases(monkeypatch, every_buffer):
     assert report["state_bytes_per_simulation"] > 0
     assert {"route", "release_slots", "send_on_links", "generate"} <= set(phases)
     assert report["operations_in_a_phase"] > 0.6 * report["operations_run"]
+    assert report["profiled_chunks"] == 1 and not report["profiled_chunk_redone"]
     assert all(chain.startswith("cycle_step:") for chain in report["by_call_chain_us_per_cycle"])
+
+
+def test_profile_runs_again_a_chunk_redone_under_the_profiler(monkeypatch):
+    """A profiled chunk whose lists overflowed was redone (and its larger lists compiled)
+    inside the profiled time: benchmarks/profile.py profiles another chunk, now with those
+    lists, and says how many it took. The overflow is simulated: the first chunk under the
+    profiler reports larger capacities used than it was given."""
+    import jax
+
+    import jaxnet.sim.run as run
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "profile.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    module = load_script(path)
+    tracing, overflowed, advance_chunk = [False], [], run.advance_chunk
+    start_trace, stop_trace = jax.profiler.start_trace, jax.profiler.stop_trace
+    monkeypatch.setattr(jax.profiler, "start_trace", lambda *a: (tracing.__setitem__(0, True), start_trace(*a))[1])
+    monkeypatch.setattr(jax.profiler, "stop_trace", lambda: (tracing.__setitem__(0, False), stop_trace())[1])
+
+    def overflowing_once(*args, **kwargs):
+        state, sleep, peak, used = advance_chunk(*args, **kwargs)
+        if tracing[0] and not overflowed:
+            overflowed.append(used)
+            used = tuple(2 * capacity for capacity in used)
+        return state, sleep, peak, used
+
+    monkeypatch.setattr(run, "advance_chunk", overflowing_once)
+    report = module.profile("hamming", "minimal", 4, 0.5, cycles=20)
+    assert overflowed and report["profiled_chunks"] >= 2 and not report["profiled_chunk_redone"]
+    assert report["lists"] == [2 * capacity for capacity in overflowed[0]]
+    assert report["us_per_cycle_in_operations"] > 0
 
 
 @pytest.mark.parametrize("mode", ["alternate", "interleaved"])

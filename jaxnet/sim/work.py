@@ -324,14 +324,14 @@ class Listed(Work):
         (or woken: an output VC on one of its candidate ports rose this cycle)."""
         layout, t, capacity = model.layout, state.cycle, self.capacities
         waiting, n_waiting = self._waiting(todo.inputs, kept.waiting_in)
-        _, movable = movable_heads(model, inputs, state.in_busy, waiting, t)
-        sleep = todo.sleep
-        if sleep is not None:
-            asleep, risen, due = wake_reasons(layout, sleep, outputs, state.out_held, todo.outputs, kept.freed_out,
-                                              waiting.ids, t)
-            movable &= ~asleep | risen | due
+        awake = waiting
+        if todo.sleep is not None:  # a sleeping head's READY and input VC are not read
+            asleep, risen, due = wake_reasons(layout, todo.sleep, outputs, state.out_held, todo.outputs,
+                                              kept.freed_out, waiting.ids, t)
+            awake = Subset(waiting.ids, waiting.valid & (~asleep | risen | due))
+        _, movable = movable_heads(model, inputs, state.in_busy, awake, t)
         heads, n_heads = compact_subset(waiting, movable, capacity[2])
-        return heads, todo._replace(sleep=sleep, counts=todo.counts.at[1].set(n_waiting).at[2].set(n_heads))
+        return heads, todo._replace(counts=todo.counts.at[1].set(n_waiting).at[2].set(n_heads))
 
     def _waiting(self, in_list: Subset, waiting):
         """(the listed input rings with a packet waiting, how many): compacted where that

@@ -407,6 +407,27 @@ def test_flat_gathers_match_indexing(monkeypatch):
         assert (np.asarray(gather.take_pair(jnp.asarray(slots), row, 2)) == slots[row, 2]).all()
 
 
+@pytest.mark.parametrize("size", [1, 32, 33, 1024, 1025, 40_000])
+def test_prefix_counts_and_compaction_match_numpy(monkeypatch, size):
+    """`work.prefix_count` is numpy's cumsum of the mask over one block, several and several
+    levels of blocks, in float32 and in int32 (arrays too long for exact float32 sums);
+    `compact` lists the entries that hold in order, up to its capacity, and counts them all."""
+    from jaxnet.sim import work
+
+    rng = np.random.default_rng(size)
+    mask = rng.random(size) < 0.6
+    for exact in (2**24, 16):  # float32 sums, then the int32 fallback
+        monkeypatch.setattr(work, "FLOAT32_EXACT", exact)
+        assert (np.asarray(work.prefix_count(jnp.asarray(mask))) == np.cumsum(mask)).all()
+        batched = jax.vmap(work.prefix_count)(jnp.asarray(np.stack([mask, ~mask])))
+        assert (np.asarray(batched) == np.cumsum([mask, ~mask], axis=1)).all()
+    capacity = max(1, size // 2)
+    subset, count = work.compact(jnp.asarray(mask), capacity)
+    held = np.flatnonzero(mask)[:capacity]
+    assert int(count) == mask.sum() and (np.asarray(subset.valid) == (np.arange(capacity) < len(held))).all()
+    assert (np.asarray(subset.ids)[:len(held)] == held).all()
+
+
 def test_lists_sized_once_compile_once_with_the_rows_of_grown_lists(small_rrg, monkeypatch):
     """`sim.list_sizing: once` sizes the lists up front for a saturating batch and keeps
     them (one capacity tuple: one compilation), where `grow` follows the network as it

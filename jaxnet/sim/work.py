@@ -52,21 +52,33 @@ from jaxnet.sim.route import movable_heads, occupancy_step
 from jaxnet.sim.spec import LISTED
 
 NEVER = jnp.iinfo(jnp.int32).max  # Sleep.wake_at of a head that waits for a rise
-# Prefix sums in blocks of this many entries: a 0/1 matrix product per block, a cumsum
-# over the blocks' totals.
+# Prefix sums in blocks of this many entries: a 0/1 matrix product per block, the same for
+# the blocks' totals, and so on.
 PREFIX_BLOCK = 32
+# Partial sums are exact in float32 up to here.
+FLOAT32_EXACT = 1 << 24
 
 
 def prefix_count(mask):
     """int32 [n]: how many entries of mask (bool [n]) hold up to and including each one.
     Within blocks of PREFIX_BLOCK entries a product with an upper-triangular 0/1 matrix
-    (exact: every term is 0 or 1), then a cumsum of the blocks' totals: on XLA:CPU faster
-    than jnp.cumsum (a reduce-window) and quicker to compile than lax.associative_scan."""
-    n = mask.shape[0]
-    blocks = jnp.pad(mask.astype(jnp.float32), (0, -n % PREFIX_BLOCK)).reshape(-1, PREFIX_BLOCK)
-    upper = jnp.triu(jnp.ones((PREFIX_BLOCK, PREFIX_BLOCK), jnp.float32))
-    within = jnp.dot(blocks, upper, precision=jax.lax.Precision.HIGHEST).astype(jnp.int32)
-    before = jnp.cumsum(within[:, -1]) - within[:, -1]
+    (exact: float32 below FLOAT32_EXACT entries), and the same for the blocks' totals, level
+    by level: on XLA:CPU a cumsum (a reduce-window) of the totals cost three times the rest,
+    and lax.associative_scan compiles slowly."""
+    dtype = jnp.float32 if mask.shape[0] <= FLOAT32_EXACT else jnp.int32
+    return _inclusive_sums(mask.astype(dtype)).astype(jnp.int32)
+
+
+def _inclusive_sums(values):
+    """The inclusive prefix sums of `values` [n] in its dtype (see prefix_count)."""
+    n = values.shape[0]
+    upper = jnp.triu(jnp.ones((PREFIX_BLOCK, PREFIX_BLOCK), values.dtype))
+    if n <= PREFIX_BLOCK:
+        return jnp.dot(values, upper[:n, :n], precision=jax.lax.Precision.HIGHEST)
+    blocks = jnp.pad(values, (0, -n % PREFIX_BLOCK)).reshape(-1, PREFIX_BLOCK)
+    within = jnp.dot(blocks, upper, precision=jax.lax.Precision.HIGHEST)
+    totals = within[:, -1]
+    before = _inclusive_sums(totals) - totals
     return (within + before[:, None]).reshape(-1)[:n]
 
 

@@ -337,7 +337,7 @@ class Listed(Work):
         layout, t, capacity = model.layout, state.cycle, self.capacities
         waiting, n_waiting = self._waiting(todo.inputs, kept.waiting_in)
         awake = waiting
-        if todo.sleep is not None:  # a sleeping head's READY and input VC are not read
+        if todo.sleep is not None:  # a sleeping head's READY is not read
             asleep, risen, due = wake_reasons(layout, todo.sleep, outputs, state.out_held, todo.outputs,
                                               kept.freed_out, waiting.ids, t)
             awake = Subset(waiting.ids, waiting.valid & (~asleep | risen | due))

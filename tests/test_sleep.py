@@ -93,25 +93,27 @@ def test_port_mask_sets_one_bit_per_port(ports):
     np.testing.assert_array_equal(bits.astype(bool), chosen)
 
 
-@pytest.mark.parametrize("ports, vcs", [(17, 4), (40, 3)])
-def test_rose_ports_match_a_reference(ports, vcs):
+@pytest.mark.parametrize("ports, vcs, policy", [(17, 4, "dragonfly"), (40, 3, "dragonfly"), (17, 4, "hops")])
+def test_rose_ports_match_a_reference(ports, vcs, policy):
     """`work.rose_ports` builds the woken ports' words of a plain loop over the risen
-    outputs (row V: every port where some VC rose), across word ends."""
+    outputs (row V, where a head's candidates may lie on several VCs: every port where some
+    VC rose), across word ends."""
     from jaxnet.routing.vc_policy import VC_POLICIES
     from jaxnet.sim.layout import Layout
     from jaxnet.sim.rings import Subset
 
     layout = Layout(routers=6, ports=ports, servers_per_router=3, router=RouterSpec(vcs=vcs), max_hops=4,
-                    vc_policy=VC_POLICIES["hops"])
+                    vc_policy=VC_POLICIES[policy])
+    rows = vcs if policy == "hops" else vcs + 1
     rng = np.random.default_rng(ports)
     ids = np.sort(rng.choice(layout.out_vcs, 60, replace=False)).astype(np.int32)
     valid, rose = rng.random(60) < 0.8, rng.random(60) < 0.5
-    expected = np.zeros((layout.routers, vcs + 1, -(-ports // 32)), np.uint32)
+    expected = np.zeros((layout.routers, rows, -(-ports // 32)), np.uint32)
     for ring in ids[valid & rose]:
         router, rest = divmod(int(ring), layout.ports_per_router * vcs)
         port, vc = divmod(rest, vcs)
         if port < ports:
-            for row in (vc, vcs):
+            for row in {vc, rows - 1} if rows > vcs else {vc}:
                 expected[router, row, port // 32] |= np.uint32(1 << (port % 32))
     listed = Subset(jnp.asarray(ids), jnp.asarray(valid))
     np.testing.assert_array_equal(np.asarray(rose_ports(layout, listed, jnp.asarray(rose))), expected)

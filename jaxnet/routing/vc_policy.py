@@ -38,6 +38,8 @@ class VcPolicy:
     """A VC policy (see the module docstring); hashable, so part of the jit cache key."""
 
     name: ClassVar[str] = "base"
+    # every candidate of a head on one VC (`candidate_vcs` returns [N])
+    one_vc_per_head: ClassVar[bool] = False
 
     def vcs_needed(self, scheme, topo, tables) -> int:
         """VCs `scheme` needs on `topo` under this policy."""
@@ -57,6 +59,7 @@ class VcPolicy:
 @dataclasses.dataclass(frozen=True)
 class Hops(VcPolicy):
     name: ClassVar[str] = "hops"
+    one_vc_per_head: ClassVar[bool] = True
 
     def vcs_needed(self, scheme, topo, tables):
         return scheme.max_hops(topo, tables)
@@ -91,6 +94,7 @@ class Dateline(VcPolicy):
 @dataclasses.dataclass(frozen=True)
 class Ring(VcPolicy):
     name: ClassVar[str] = "ring"
+    one_vc_per_head: ClassVar[bool] = True
 
     def vcs_needed(self, scheme, topo, tables):
         return 1

@@ -303,6 +303,7 @@ def route(model: Model, inputs: Rings, outputs: Rings, out_held, in_busy, heads:
     vc = layout.vc_policy.candidate_vcs(net.port_class, router, head, scheme_vc)
     candidate = cost < NOT_CANDIDATE
     has_candidate = jnp.any(candidate, axis=1)
+    assert vc.ndim == 1 or not layout.vc_policy.one_vc_per_head, layout.vc_policy
     if vc.ndim == 1:  # one VC for all of a head's candidates: no reductions over the ports for it
         head_vc, vc = vc, jnp.broadcast_to(vc[:, None], cost.shape)
         usable = candidate & (head_vc < v_count)[:, None]

@@ -112,7 +112,8 @@ class Sleep(NamedTuple):
     """Heads that wait for an output (see the module docstring), kept up to date every cycle.
 
     wait_vc: int32 [in_vcs] -1 where the input ring's head is awake; where it sleeps, the VC
-      of all its candidates (V where they differ).
+      of all its usable candidates (V where they differ; never under a
+      `VcPolicy.one_vc_per_head`, whose sleeping heads have a usable candidate).
     waits_on: uint32 [in_vcs, W] the candidate network ports whose rise wakes it (`port_mask`
       of `route.Requests.wakes_on`).
     wake_at: int32 [in_vcs] cycle at which a sleeping head is routed again even if no
@@ -156,28 +157,32 @@ def port_mask(ports):
 
 
 def rose_ports(layout: Layout, out_rings: Subset, rose):
-    """uint32 [R, V + 1, W]: per router and VC, the `port_mask` of network ports where a
-    visited output's availability rose (`rose` bool [K], `may_have_risen`); row V: where some
+    """uint32 [R, V (+ 1), W]: per router and VC, the `port_mask` of network ports where a
+    visited output's availability rose (`rose` bool [K], `may_have_risen`); row V, where a
+    head's candidates may lie on different VCs (not `VcPolicy.one_vc_per_head`): where some
     VC's did (one bit per port, from its lowest VC that rose). Built by one scatter-add of
     the K outputs' bits (distinct bits, so adding never carries), not by a computed mask that
     XLA:CPU would fuse into, and redo for, each head's lookup."""
     r_count, v_count, ports = layout.routers, layout.vcs, layout.ports
     words = -(-ports // 32)
+    rows = v_count if layout.vc_policy.one_vc_per_head else v_count + 1
     ids = jnp.arange(layout.out_vcs, dtype=jnp.int32) if out_rings.ids is None else out_rings.ids
     router, rest = layout.router_of(ids), ids % (layout.ports_per_router * v_count)
     port, vc = rest // v_count, rest % v_count
     rose = rose & out_rings.valid & (port < ports)
-    # outputs that did not rise go out of bounds (dropped), not onto one spare slot: a GPU
-    # serializes atomic updates of one address
-    network_port = jnp.where(rose, router * ports + port, r_count * ports)
-    lowest_vc = jnp.full(r_count * ports, v_count, jnp.int32).at[network_port].min(vc, **DROP)
-    lead = rose & (take_rows(lowest_vc, jnp.minimum(network_port, r_count * ports - 1)) == vc)
     bit = jnp.uint32(1) << (port % 32).astype(jnp.uint32)
-    slots = r_count * (v_count + 1) * words
-    word = (router * (v_count + 1) + vc) * words + port // 32
-    index = jnp.concatenate([jnp.where(rose, word, slots), jnp.where(lead, word + (v_count - vc) * words, slots)])
-    return jnp.zeros(slots, jnp.uint32).at[index].add(jnp.concatenate([bit, bit]), **DROP).reshape(
-        r_count, v_count + 1, words)
+    slots = r_count * rows * words
+    word = (router * rows + vc) * words + port // 32
+    index, bits = jnp.where(rose, word, slots), bit
+    if rows > v_count:
+        # outputs that did not rise go out of bounds (dropped), not onto one spare slot: a GPU
+        # serializes atomic updates of one address
+        network_port = jnp.where(rose, router * ports + port, r_count * ports)
+        lowest_vc = jnp.full(r_count * ports, v_count, jnp.int32).at[network_port].min(vc, **DROP)
+        lead = rose & (take_rows(lowest_vc, jnp.minimum(network_port, r_count * ports - 1)) == vc)
+        index = jnp.concatenate([index, jnp.where(lead, word + (v_count - vc) * words, slots)])
+        bits = jnp.concatenate([bit, bit])
+    return jnp.zeros(slots, jnp.uint32).at[index].add(bits, **DROP).reshape(r_count, rows, words)
 
 
 def wake_reasons(layout: Layout, sleep: Sleep, outputs, out_held, out_rings: Subset, freed, ids, t):

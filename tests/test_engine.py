@@ -437,7 +437,7 @@ def test_lists_sized_once_compile_once_with_the_rows_of_grown_lists(small_rrg, m
     used = []
     work = capacities.work
     monkeypatch.setattr(capacities, "work", lambda lists, tier: used.append(tier) or work(lists, tier))
-    steps = [[2**k for k in range(10)]] * len(LISTED)
+    steps = [[1, 16, 512]] * len(LISTED)  # few tiers: each is a compilation
     points = [(0.3, 1), (1.0, 1)]
     rows = {}
     for sizing in ("grow", "once"):

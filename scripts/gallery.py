@@ -51,7 +51,7 @@ from jaxnet.cli.sweep import REUSED_FROM  # noqa: E402
 from jaxnet.core.files import write_atomic  # noqa: E402
 from jaxnet.results import claims as claim_tables  # noqa: E402
 from jaxnet.results import collect  # noqa: E402
-from jaxnet.results.table import NOT_RESULTS, config_id  # noqa: E402
+from jaxnet.results.table import NOT_RESULTS, config_id, equivalent_config_ids  # noqa: E402
 
 OUT = ROOT / "outputs" / "gallery"
 DOCS = ROOT / "docs"
@@ -373,12 +373,13 @@ def remaining(figures: list[dict]) -> list[str]:
              "A figure filed before, all of whose points were done before the run, keeps its record (the",
              "device and wall time that made it); one whose points ran over several runs says how many",
              "ran on each device. Points that other figures already simulated (the same configuration,",
-             "load and seed; in brackets) are copied from their rows, not simulated again (`reuse`):", "",
+             "or one with the same results, load and seed; in brackets) are copied from their rows, not",
+             "simulated again (`reuse`, docs/experiments.md):", "",
              "| figure | router-cycles | points done |", "|---|---|---|"]
     finished, simulated = paper_points_done()
     for name in rest:
         points, done = paper_point_keys(name), finished.get(name, set())
-        elsewhere = len(points & simulated - done)
+        elsewhere = sum(point not in done and bool(same & simulated) for point, same in points.items())
         lines.append(f"| {name} | {paper_cost(name):.2e} | {len(done)} of {len(points)}"
                      + (f" ({elsewhere} more simulated for other figures: reused)" if elsewhere else "") + " |")
     return lines + [""]
@@ -397,10 +398,13 @@ def paper_points_done() -> tuple[dict[str, set[tuple]], set[tuple]]:
     return done, set().union(*done.values(), map(point_key, filed))
 
 
-def paper_point_keys(name: str) -> set[tuple]:
-    """The figure's paper-scale points as (config id, load, seed)."""
-    return {(config_id(job, pattern), float(load), int(seed)) for job in paper_jobs(name)
-            for pattern in job["patterns"].values() for load in job["sim"]["loads"] for seed in job["sim"]["seeds"]}
+def paper_point_keys(name: str) -> dict[tuple, set[tuple]]:
+    """The figure's paper-scale points as (config id, load, seed), each with the keys of the
+    points that give its results (`equivalent_config_ids`: a run of any of them is reused)."""
+    return {(config_id(job, pattern), float(load), int(seed)):
+            {(cid, float(load), int(seed)) for cid in equivalent_config_ids(job, pattern)}
+            for job in paper_jobs(name) for pattern in job["patterns"].values()
+            for load in job["sim"]["loads"] for seed in job["sim"]["seeds"]}
 
 
 def _has_paper_scale(name: str) -> bool:

@@ -16,7 +16,7 @@ from jaxnet.cli import simulate as simulate_app
 from jaxnet.cli.common import checked_overrides
 from jaxnet.cli.experiment import compose_jobs
 from jaxnet.cli.sweep import run_jobs, structure_key
-from jaxnet.results.table import NOT_RESULTS, config_id, read_rows, results_sim
+from jaxnet.results.table import NOT_RESULTS, config_id, equivalent_config_ids, read_rows, results_sim
 
 TINY = ["topology=hamming", "topology.sides=[3,3]", "topology.servers_per_router=1", "routing=minimal",
         "sim.loads=[0.3,0.6]", "sim.seeds=[1]", "sim.warmup=40", "sim.measure=120", "sim.chunk=40"]
@@ -196,6 +196,31 @@ def test_points_simulated_before_are_reused_not_simulated(tmp_path, network_cach
     assert run_app(simulate_app, tmp_path / "fourth", *more, f"reuse=[{tmp_path / 'second'}]")[0] == 0
     assert [row["reused_from"] for row in _rows(tmp_path / "fourth" / "results.csv")] == [
         str(first), str(first), str(tmp_path / "second" / "results.csv")]
+
+
+def test_with_one_injection_buffer_every_injection_policy_gives_the_same_rows_and_is_reused(tmp_path, network_cache,
+                                                                                              capfd):
+    """One injection buffer per server port is the buffer every `router.injection_policy`
+    takes: two policies' rows are the same, so a sweep under one reuses the points of the
+    other (relabelled as its own); with two buffers the policies are different configurations."""
+    one = [*TINY, "router.vcs=2", "router.injection_buffers=1"]
+    for policy in ("dest", "random"):
+        assert run_app(simulate_app, tmp_path / policy, *one, f"router.injection_policy={policy}")[0] == 0
+    dest, random = (_rows(tmp_path / policy / "results.csv") for policy in ("dest", "random"))
+    identity = HOW | {"config", "config_id"}
+    assert [{k: v for k, v in row.items() if k not in identity} for row in dest] == [
+        {k: v for k, v in row.items() if k not in identity} for row in random]
+    capfd.readouterr()
+    code, stderr = run_app(simulate_app, tmp_path / "reused", *one, "router.injection_policy=random",
+                           f"reuse=[{tmp_path / 'dest'}]")
+    assert code == 0, stderr
+    assert "2 point(s) reused" in capfd.readouterr().out
+    reused = _rows(tmp_path / "reused" / "results.csv")
+    assert [row["reused_from"] for row in reused] == [str(tmp_path / "dest" / "results.csv")] * 2
+    assert [{k: v for k, v in row.items() if k not in HOW | {"reused_from", "config"}} for row in reused] == [
+        {k: v for k, v in row.items() if k not in HOW | {"config"}} for row in random]  # config: its `reuse`
+    job = compose_jobs([*TINY, "router.vcs=2", "router.injection_buffers=2"])[0]
+    assert equivalent_config_ids(job, job["patterns"]["uniform"]) == {config_id(job, job["patterns"]["uniform"])}
 
 
 def test_reuse_of_a_missing_path_is_one_line(tmp_path):

@@ -29,7 +29,8 @@ from jaxnet.cli.experiment import resolve
 from jaxnet.core.files import require_writable, write_atomic
 from jaxnet.core.validate import require
 from jaxnet.results import collect, plots, records
-from jaxnet.results.table import CHECKSUM, config_id, decorate, done_points, read_rows, write_rows
+from jaxnet.results.table import (CHECKSUM, config_id, decorate, done_points, equivalent_config_ids, read_rows,
+                                  write_rows)
 from jaxnet.routing import ROUTINGS
 from jaxnet.sim.run import MEMORY_PER_STATE, simulations_that_fit
 from jaxnet.sim.spec import check_measurable
@@ -44,7 +45,7 @@ CHECKPOINTS = "checkpoints.json"
 REUSED_FROM = "reused_from"
 # Columns a reused row takes from the job that reuses it; the rest (results, how and where
 # the point ran) stay as they were simulated.
-RELABELLED = ("traffic", "experiment", "line", "network", "scale", "pattern", "config")
+RELABELLED = ("traffic", "experiment", "line", "network", "scale", "pattern", "config_id", "config")
 # The tables `reuse` has read in this process, by path: (size and modification time, rows);
 # a sweep's batches each consult them, and only the tables written since are read again.
 _REUSE_TABLES: dict[Path, tuple[tuple[int, int], list[dict]]] = {}
@@ -136,9 +137,9 @@ def _read_rows(out: Path | None, record: tuple[str, ...]) -> list[dict]:
 
 def _reuse(job: dict, out: Path | None, rows: list[dict], spec) -> None:
     """Append to the job's rows (and write) a copy of each of its missing points that a
-    results table under `job["reuse"]` holds (the same config id, load and seed: the same
-    results), relabelled as this job's; with `sim.record`, nothing (its record files are
-    not copied)."""
+    results table under `job["reuse"]` holds (the same load and seed, and the same config id
+    or that of a configuration with the same results: `equivalent_config_ids`), relabelled
+    as this job's; with `sim.record`, nothing (its record files are not copied)."""
     sources = [Path(p) for p in job.get("reuse") or ()]
     for source in sources:
         require(source.exists(), "reuse", str(source), "existing directories or results.csv files "
@@ -152,10 +153,11 @@ def _reuse(job: dict, out: Path | None, rows: list[dict], spec) -> None:
     copies = []
     for label, pattern in job["patterns"].items():
         cid = config_id(job, pattern)
+        equivalent = [cid, *sorted(equivalent_config_ids(job, pattern) - {cid})]
         done = done_points(rows, cid)
         fresh = None
         for load, seed in build.sim(job["sim"]).points:
-            source = pool.get((cid, load, seed))
+            source = next((pool[key] for key in ((c, load, seed) for c in equivalent) if key in pool), None)
             if (load, seed) in done or source is None:
                 continue
             fresh = fresh or decorate({}, job, cid, label, pattern)

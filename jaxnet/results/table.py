@@ -18,6 +18,7 @@ from typing import Iterable, Mapping
 
 from jaxnet import __version__
 from jaxnet.core.files import write_atomic
+from jaxnet.sim.policies import INJECTION_POLICIES
 
 # The columns every results.csv starts with; then the rest of the row, the checksum last.
 LEADING_COLUMNS = [
@@ -63,6 +64,18 @@ def config_id(config: Mapping, pattern: Mapping) -> str:
     blob = json.dumps({"topology": results_topology(config["topology"]), **{k: config[k] for k in ("routing", "router")},
                        "traffic": pattern, "sim": sim}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def equivalent_config_ids(config: Mapping, pattern: Mapping) -> set[str]:
+    """The config ids of the configurations whose points give this one's results, its own
+    included, for `reuse`. With one injection buffer per server port every
+    `router.injection_policy` takes that buffer, so the policy changes nothing."""
+    own = config_id(config, pattern)
+    router = config["router"]
+    if router.get("injection_buffers") != 1:
+        return {own}
+    return {own, *(config_id({**config, "router": {**router, "injection_policy": policy}}, pattern)
+                   for policy in INJECTION_POLICIES)}
 
 
 @functools.lru_cache(maxsize=1)

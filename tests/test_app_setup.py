@@ -1,8 +1,10 @@
 """What the apps set up before JAX starts (`jaxnet.core.devices`): host devices on request
-and the persistent compilation cache, each overridable by the variable JAX itself reads."""
+and the persistent compilation cache, each overridable by the variable JAX itself reads; and
+how Hydra reads jaxnet's config files (`hydra_plugins/jaxnet_configs`): each parsed once."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +32,40 @@ def test_compilation_cache_directory(env, cache):
 def test_host_devices_only_on_request():
     assert _setup()[1] == "None"
     assert _setup(JAXNET_HOST_DEVICES="2")[1] == "--xla_force_host_platform_device_count=2"
+
+
+
+def test_config_files_are_parsed_once_per_process_and_again_after_a_change(tmp_path, monkeypatch):
+    """jaxnet's apps read `conf/` through a file source that parses each file once (Hydra's
+    own parses it for every job composed); what it hands out is the file's config, a copy
+    that a caller may change, and a file that changes is parsed again. Other directories of
+    the search path keep Hydra's file source."""
+    from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
+    from hydra._internal.sources_registry import SourcesRegistry
+    from hydra.core.plugins import Plugins
+    from hydra.plugins.search_path_plugin import SearchPathPlugin
+    from omegaconf import OmegaConf
+
+    from jaxnet.cli.common import CONF_DIR
+    from jaxnet.cli.experiment import compose_jobs
+
+    compose_jobs(["+experiment=valiant/fig5"])
+    source_type = SourcesRegistry.instance().resolve("jaxnetfile")  # the class Hydra's plugin scan registered
+    assert str(Path(CONF_DIR) / "experiment" / "valiant" / "fig5.yaml") in {key[0] for key in source_type.parsed}
+
+    parses = []
+    load = OmegaConf.load
+    monkeypatch.setattr(OmegaConf, "load", lambda file: parses.append(file) or load(file))
+    (tmp_path / "a.yaml").write_text("x: 1\ny: [2, 3]\n")
+    source = source_type("main", f"jaxnetfile://{tmp_path}")
+    source.load_config("a").config.x = 5
+    assert OmegaConf.to_container(source.load_config("a").config) == {"x": 1, "y": [2, 3]} and len(parses) == 1
+    (tmp_path / "a.yaml").write_text("x: 10\n")
+    assert OmegaConf.to_container(source.load_config("a").config) == {"x": 10} and len(parses) == 2
+
+    plugin, = [p for p in Plugins.instance().discover(SearchPathPlugin) if p.__name__ == "JaxnetConfigsSearchPath"]
+    search_path = ConfigSearchPathImpl()
+    search_path.append("main", CONF_DIR)
+    search_path.append("other", str(tmp_path))
+    plugin().manipulate_search_path(search_path)
+    assert [e.path for e in search_path.get_path()] == [f"jaxnetfile://{CONF_DIR}", str(tmp_path)]

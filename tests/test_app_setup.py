@@ -34,7 +34,6 @@ def test_host_devices_only_on_request():
     assert _setup(JAXNET_HOST_DEVICES="2")[1] == "--xla_force_host_platform_device_count=2"
 
 
-
 def test_config_files_are_parsed_once_per_process_and_again_after_a_change(tmp_path, monkeypatch):
     """jaxnet's apps read `conf/` through a file source that parses each file once (Hydra's
     own parses it for every job composed); what it hands out is the file's config, a copy

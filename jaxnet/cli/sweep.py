@@ -157,7 +157,7 @@ def _reuse(job: dict, out: Path | None, rows: list[dict], spec) -> None:
         done = done_points(rows, cid)
         fresh = None
         for load, seed in build.sim(job["sim"]).points:
-            source = next((pool[key] for key in ((c, load, seed) for c in equivalent) if key in pool), None)
+            source = next((pool[(c, load, seed)] for c in equivalent if (c, load, seed) in pool), None)
             if (load, seed) in done or source is None:
                 continue
             fresh = fresh or decorate({}, job, cid, label, pattern)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from apps import assert_one_line, run_app
 
+import jaxnet
 from jaxnet import build
 from jaxnet.cli import simulate, topo
 from jaxnet.paths.torus_graph import TorusShape
@@ -78,6 +79,24 @@ def test_unexpected_error_is_one_line_with_the_debug_hint(tmp_path, monkeypatch)
 def test_duplicate_loads_and_seeds_are_merged_not_simulated_twice():
     spec = build.sim({"loads": [0.5, 0.3, 0.5, 0.50], "seeds": [2, 1, 2]})
     assert spec.points == [(0.5, 2), (0.5, 1), (0.3, 2), (0.3, 1)]
+
+
+@pytest.mark.parametrize("points, tables, message", [
+    ([], 0, r"sim.loads x sim.seeds=\[\] is invalid: at least one point"),
+    ([(0.3, 1), (0.6, 1)], 1, r"traffic=1 is invalid: one table per point \(2\)"),
+    ([(1.5, 1)], 1, r"sim.loads=1.5 is invalid: offered loads in \(0, 1\]"),
+    ([(float("nan"), 1)], 1, r"sim.loads=nan is invalid"),
+    ([(0.3, "a")], 1, r"sim.seeds='a' is invalid: must be an integer in \[0, 2147483647\]"),
+    ([(0.3, -1)], 1, r"sim.seeds=-1 is invalid"),
+])
+def test_points_given_to_simulate_are_checked_like_the_sim_group(points, tables, message):
+    """The Python API's `simulate` refuses what `sim.loads` and `sim.seeds` refuse, before
+    anything is traced."""
+    topo = build_topology({"name": "rrg", "routers": 8, "degree": 3, "servers_per_router": 1})
+    network = build.network(topo, build_routing({"name": "minimal"}), build.router({}))
+    traffic = [build.traffic({"name": "uniform"}, topo, 1)] * tables
+    with pytest.raises(ValueError, match=message):
+        jaxnet.simulate(network, traffic, points, SimSpec(warmup=20, measure=20))
 
 
 def test_a_cyclic_routing_table_file_is_refused_naming_the_cycle(tmp_path):

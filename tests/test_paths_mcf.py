@@ -173,6 +173,9 @@ def test_resume_equals_uninterrupted_run(rrg):
     resumed = find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=6, resume=part)
     np.testing.assert_array_equal(resumed.paths, whole.paths)
     np.testing.assert_array_equal(resumed.link_counts_by_cycle, whole.link_counts_by_cycle)
+    finished = find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=6, resume=whole)
+    np.testing.assert_array_equal(finished.paths, whole.paths)
+    np.testing.assert_array_equal(finished.link_counts_by_cycle, whole.link_counts_by_cycle)
     with pytest.raises(ValueError, match="resume"):
         find_paths(rrg, K, "multi_mcf_cyclic", cycles=3, seed=7, resume=part)
 

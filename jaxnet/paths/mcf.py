@@ -250,8 +250,9 @@ def find_paths(
     cycles is used by multi_mcf_cyclic only; seed drives random tie-breaking.
     on_cycle(cycle, link_counts, seconds) is called after every pass (one pass for the
     non-cyclic algorithms), e.g. to log P_max as the cyclic algorithm converges.
-    resume: a multi_mcf_cyclic result of this topology, k and seed after fewer cycles;
-    the run goes on from it to `cycles` in total, exactly as an uninterrupted run.
+    resume: a multi_mcf_cyclic result of this topology, k and seed after at most `cycles`
+    cycles; the run goes on from it to `cycles` in total, exactly as an uninterrupted run
+    (a result that has them all is returned as it is).
     checkpoint(paths) receives the cyclic result after every cycle but the last (e.g. to
     save it and `resume` from it), so a long run interrupted loses at most one cycle.
     """
@@ -262,6 +263,8 @@ def find_paths(
                 "resume", same, f"must be a multi_mcf_cyclic run of {topology.name} with k={k}, seed={seed}")
         require(resume.params["cycles"] <= cycles, "paths.cycles", cycles,
                 f"must be at least the {resume.params['cycles']} cycles to resume from")
+        if resume.params["cycles"] == cycles:
+            return resume
     neighbor = np.ascontiguousarray(topology.neighbor, np.int32)
     n_routers = neighbor.shape[0]
     link_src, link_dst, _ = directed_links(neighbor)

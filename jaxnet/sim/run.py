@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
-from jaxnet.core.validate import require
+from jaxnet.core.validate import require, require_int
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import capacities
 from jaxnet.sim import checkpoint as checkpoints
@@ -356,8 +356,9 @@ def _batch(network: Network, traffic: Sequence[TrafficTable], points: Sequence[t
     """(points padded as `simulate` pads them, their Params, their PRNG keys), checked."""
     require(len(points) > 0, "sim.loads x sim.seeds", points, "at least one point")
     require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
-    for load, _ in points:
+    for load, seed in points:
         require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
+        require_int(seed, "sim.seeds", 0, 2**31 - 1)
     n = len(points)
     extra = max(pad_to, n) - n
     extra += -(n + extra) % jax.device_count()

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from jaxnet.core.configs import CONF_DIR
 from jaxnet.core.files import write_atomic_bytes
 from jaxnet.core.registry import closest
 from jaxnet.core.validate import require
@@ -52,8 +53,6 @@ from jaxnet.topology.cartesian import port_rings
 from jaxnet.traffic import TrafficTable, build_traffic
 
 log = logging.getLogger("jaxnet")
-# The Hydra config groups (at the top of the checkout: install jaxnet in editable mode).
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 # `router.vcs: auto` follows every route of a scheme whose routes the static bound only
 # bounds up to this many routers (the route explorer); above it the bound is used.
@@ -67,7 +66,7 @@ def defaults(group: str, cfg: Mapping) -> dict:
 
     require(isinstance(cfg, Mapping), group, cfg, "a config group (a mapping)")
     name = cfg.get("name", "default") if group in ("topology", "routing", "traffic") else "default"
-    path = CONF_DIR / group / f"{name}.yaml"
+    path = Path(CONF_DIR) / group / f"{name}.yaml"
     return {**(yaml.safe_load(path.read_text()) or {} if path.is_file() else {}), **cfg}
 
 

@@ -1,6 +1,7 @@
 """What the apps set up before JAX starts (`jaxnet.core.devices`): host devices on request
 and the persistent compilation cache, each overridable by the variable JAX itself reads; and
-how Hydra reads jaxnet's config files (`hydra_plugins/jaxnet_configs`): each parsed once."""
+how Hydra reads jaxnet's config files (`hydra_plugins/jaxnet_configs`): each parsed once; and
+that an installed wheel carries them."""
 import os
 import subprocess
 import sys
@@ -68,3 +69,34 @@ def test_config_files_are_parsed_once_per_process_and_again_after_a_change(tmp_p
     search_path.append("other", str(tmp_path))
     plugin().manipulate_search_path(search_path)
     assert [e.path for e in search_path.get_path()] == [f"jaxnetfile://{CONF_DIR}", str(tmp_path)]
+
+
+def test_a_built_wheel_carries_the_config_files_and_its_apps_find_them(tmp_path):
+    """`pip install .` (not editable) installs a wheel: it carries `conf/` as `jaxnet/conf`
+    (the package's link to it), where the apps and `jaxnet.build` read it."""
+    import shutil
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    source = tmp_path / "source"  # a copy, so that the build leaves the checkout as it is
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(root / name, source / name)
+    for name in ("jaxnet", "hydra_plugins", "conf"):
+        shutil.copytree(root / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"),
+                    str(source)], check=True, capture_output=True)
+    wheel, = (tmp_path / "wheel").glob("jaxnet-*.whl")
+    carried = {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("jaxnet/conf/")}
+    assert carried == {f"jaxnet/conf/{p.relative_to(root / 'conf')}" for p in (root / "conf").rglob("*.yaml")}
+
+    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
+    app = ("import sys, jaxnet; from jaxnet.core.configs import CONF_DIR; print(CONF_DIR); "
+           "print(jaxnet.build.topology({'name': 'dragonfly'}).servers_per_router); "
+           "from jaxnet.cli.simulate import script; sys.argv = ['jaxnet', '--cfg', 'job']; script()")
+    done = subprocess.run([sys.executable, "-c", app], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path / "site")})
+    conf_dir, servers, *job = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert conf_dir == str(tmp_path / "site" / "jaxnet" / "conf") and servers == "2"
+    assert "topology:" in job and "routing:" in job

@@ -258,9 +258,9 @@ def test_python_defaults_are_the_config_files():
     from jaxnet.sim.spec import RouterSpec, SimSpec
 
     for cls, group in ((RouterSpec, "router"), (SimSpec, "sim")):
-        conf = yaml.safe_load((build.CONF_DIR / group / "default.yaml").read_text())
+        conf = yaml.safe_load((Path(build.CONF_DIR) / group / "default.yaml").read_text())
         fields = {f.name: f.default for f in dataclasses.fields(cls)}
         for key, value in conf.items():
             assert fields[key] == (tuple(value) if isinstance(value, list) else value), (group, key)
     assert build.topology({"name": "dragonfly"}).servers_per_router == 2  # conf/topology/dragonfly.yaml
-    assert build.routing({"name": "ksp"}).k == yaml.safe_load((build.CONF_DIR / "routing" / "ksp.yaml").read_text())["k"]
+    assert build.routing({"name": "ksp"}).k == yaml.safe_load((Path(build.CONF_DIR) / "routing" / "ksp.yaml").read_text())["k"]

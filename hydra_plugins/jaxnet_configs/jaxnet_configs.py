@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import os
-from pathlib import Path
 from typing import ClassVar
 
 from hydra._internal.core_plugins.file_config_source import FileConfigSource
@@ -15,7 +14,7 @@ from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.config_source import ConfigResult
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")  # = jaxnet.cli.common.CONF_DIR
+from jaxnet.core.configs import CONF_DIR
 
 
 class ParsedOnceConfigSource(FileConfigSource):

@@ -16,8 +16,7 @@ import threading
 import traceback
 from pathlib import Path
 
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")  # = jaxnet.build.CONF_DIR
-
+from jaxnet.core.configs import CONF_DIR
 
 DEBUG = "JAXNET_DEBUG"  # set to 1 for the traceback of an unexpected error
 FAILED = "FAILED"  # marker file a failed job of a sweep leaves in its directory

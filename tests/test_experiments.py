@@ -9,7 +9,7 @@ import yaml
 
 from jaxnet import build
 from jaxnet.cli.common import CONF_DIR
-from jaxnet.cli.experiment import sweep_jobs
+from jaxnet.cli.experiment import compose_jobs, sweep_jobs
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import claims, collect
 from jaxnet.routing import ROUTINGS
@@ -62,6 +62,22 @@ def test_overrides_act_on_the_jobs_as_on_the_command_line():
     assert [job["routing"]["name"] for job in jobs] == ["minimal", "polarized"]
     assert all(job["sim"]["seeds"] == [1] and job["topology"]["routers"] == 720 for job in jobs)
     assert sweep_jobs("polarized/fig4", "paper")[0]["sim"]["seeds"] == [1, 2]
+
+
+def test_experiments_and_config_options_outside_the_checkout(tmp_path):
+    """`hydra.searchpath=[file://DIR]` adds DIR's experiments and config-group options to
+    jaxnet's own (docs/experiments.md): what a plain `pip install .` leaves users to edit."""
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "topology").mkdir()
+    fig4 = (Path(CONF_DIR) / "experiment" / "polarized" / "fig4.yaml").read_text()
+    (tmp_path / "experiment" / "mine.yaml").write_text(fig4.replace("Polarized routing, Fig. 4", "Mine"))
+    (tmp_path / "topology" / "ring12.yaml").write_text("name: torus\nsides: [12]\n")
+    searchpath = f"hydra.searchpath=[file://{tmp_path}]"
+    mine, theirs = sweep_jobs("mine", "small", [searchpath]), sweep_jobs("polarized/fig4", "small")
+    assert [job["line"] for job in mine] == [job["line"] for job in theirs]
+    assert mine[0]["experiment"]["title"].startswith("Mine") and theirs[0]["experiment"]["title"].startswith("Polarized")
+    ring, = compose_jobs([searchpath, "topology=ring12"])
+    assert ring["topology"]["name"] == "torus" and ring["topology"]["sides"] == [12]
 
 
 @pytest.mark.slow

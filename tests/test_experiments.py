@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from apps import run_app
 
 from jaxnet import build
+from jaxnet.cli import simulate
 from jaxnet.cli.common import CONF_DIR
 from jaxnet.cli.experiment import compose_jobs, sweep_jobs
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import claims, collect
+from jaxnet.results.table import read_rows
 from jaxnet.routing import ROUTINGS
 from jaxnet.sim.spec import RouterSpec, SimSpec
 from jaxnet.topology import TOPOLOGIES, build_topology
@@ -78,6 +81,13 @@ def test_experiments_and_config_options_outside_the_checkout(tmp_path):
     assert mine[0]["experiment"]["title"].startswith("Mine") and theirs[0]["experiment"]["title"].startswith("Polarized")
     ring, = compose_jobs([searchpath, "topology=ring12"])
     assert ring["topology"]["name"] == "torus" and ring["topology"]["sides"] == [12]
+    # `jaxnet -m`: Hydra hands its launcher the `hydra.*` overrides apart from the jobs'
+    sweep = tmp_path / "sweep"
+    code, stderr = run_app(simulate, tmp_path / "run", "-m", searchpath, f"hydra.sweep.dir={sweep}",
+                           "+experiment=mine", "line=minimal", *(f"sim.{k}={v}" for k, v in TINY_SIM.items()))
+    assert code == 0, stderr
+    rows, damaged = read_rows(sweep / "results.csv")
+    assert [(row["line"], float(row["offered_load"])) for row in rows] == [("minimal", 0.3)] and not damaged
 
 
 @pytest.mark.slow

@@ -30,7 +30,8 @@ class JaxnetLauncher(BasicLauncher):
         from jaxnet.cli.launcher import run_groups
 
         # a job of an experiment swept by name (+experiment=a,b) runs every line of it
-        jobs = [job for overrides in job_overrides for job in expanded(list(overrides))]
+        hydra_overrides = list(self.config.hydra.overrides.hydra)
+        jobs = [job for overrides in job_overrides for job in expanded(list(overrides), hydra_overrides)]
         sweep = self.config.hydra.sweep.dir
         interruptible(lambda: run_groups(self.hydra_context, self.config, jobs, initial_job_idx, self.submitit),
                       f"{sweep}; run the same command with hydra.sweep.dir={sweep} to resume")

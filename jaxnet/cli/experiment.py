@@ -154,13 +154,15 @@ def compose_jobs(overrides: Sequence[str] = ()) -> list[dict]:
     return jobs
 
 
-def job_overrides(overrides: Sequence[str] = ()) -> list[list[str]]:
+def job_overrides(overrides: Sequence[str] = (), hydra_overrides: Sequence[str] = ()) -> list[list[str]]:
     """The override list of every job `jaxnet -m [overrides]` runs: one per combination of the
     swept values (`routing=minimal,valiant`), each expanded by its experiment's own sweep
     (`hydra.sweeper.params`: lines, networks) for the keys the overrides do not set, so that
     `+experiment=polarized/fig4,polarized/fig5` runs every line of both figures. A sweep
     among the overrides (`line=minimal,polarized`) replaces the experiment's own for that
-    key."""
+    key. hydra_overrides: the command line's `hydra.*` overrides, which Hydra hands a
+    launcher apart from the jobs' (`hydra.searchpath` finds experiments outside conf/), used
+    to compose and left out of the lists returned."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -178,7 +180,8 @@ def job_overrides(overrides: Sequence[str] = ()) -> list[list[str]]:
     with context:
         for combination in itertools.product(*swept):
             job = [*base, *combination]
-            params = compose(config_name="config", overrides=job, return_hydra_config=True).hydra.sweeper.params or {}
+            composed = compose(config_name="config", overrides=[*hydra_overrides, *job], return_hydra_config=True)
+            params = composed.hydra.sweeper.params or {}
             own = [[f"{key}={value}" for value in str(values).split(",")]
                    for key, values in params.items() if key not in given]
             jobs += [[*job, *extra] for extra in itertools.product(*own)]

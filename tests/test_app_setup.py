@@ -87,10 +87,11 @@ def test_a_built_wheel_carries_the_config_files_and_its_apps_find_them(tmp_path)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"),
                     str(source)], check=True, capture_output=True)
     wheel, = (tmp_path / "wheel").glob("jaxnet-*.whl")
-    carried = {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("jaxnet/conf/")}
+    with zipfile.ZipFile(wheel) as archive:
+        carried = {name for name in archive.namelist() if name.startswith("jaxnet/conf/")}
+        archive.extractall(tmp_path / "site")
     assert carried == {f"jaxnet/conf/{p.relative_to(root / 'conf')}" for p in (root / "conf").rglob("*.yaml")}
 
-    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
     app = ("import sys, jaxnet; from jaxnet.core.configs import CONF_DIR; print(CONF_DIR); "
            "print(jaxnet.build.topology({'name': 'dragonfly'}).servers_per_router); "
            "from jaxnet.cli.simulate import script; sys.argv = ['jaxnet', '--cfg', 'job']; script()")

@@ -19,14 +19,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxnet.core import packets as pk
-from jaxnet.core.validate import require, require_int
+from jaxnet.core.validate import require
 from jaxnet.routing.base import RoutingScheme
 from jaxnet.sim import capacities
 from jaxnet.sim import checkpoint as checkpoints
 from jaxnet.sim.layout import Layout, Model
 from jaxnet.sim.network import Network
 from jaxnet.sim.rings import head_rows
-from jaxnet.sim.spec import SimSpec
+from jaxnet.sim.spec import SimSpec, checked_seed
 from jaxnet.sim.state import init_state, state_bytes
 from jaxnet.sim.stats import Measurement, recordings, summarize
 from jaxnet.sim.step import Params, run_cycles
@@ -358,7 +358,7 @@ def _batch(network: Network, traffic: Sequence[TrafficTable], points: Sequence[t
     require(len(traffic) == len(points), "traffic", len(traffic), f"one table per point ({len(points)})")
     for load, seed in points:
         require(0.0 < load <= 1.0, "sim.loads", load, "offered loads in (0, 1] phits/cycle/server")
-        require_int(seed, "sim.seeds", 0, 2**31 - 1)
+        checked_seed(seed)
     n = len(points)
     extra = max(pad_to, n) - n
     extra += -(n + extra) % jax.device_count()

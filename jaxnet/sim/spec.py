@@ -58,7 +58,8 @@ def _load(value) -> float:
     return require_number(value, "sim.loads", 0.0, 1.0, low_open=True)  # phits/cycle/server
 
 
-def _seed(value) -> int:
+def checked_seed(value) -> int:
+    """A `sim.seeds` entry as an int, or a `ValueError` naming `sim.seeds`."""
     return require_int(value, "sim.seeds", 0, 2**31 - 1)
 
 
@@ -220,7 +221,7 @@ class SimSpec:
     check_invariants: bool = False  # check conservation, credit bounds and the kept heads after every chunk
 
     def __post_init__(self):
-        for key, check in (("loads", _load), ("seeds", _seed)):
+        for key, check in (("loads", _load), ("seeds", checked_seed)):
             object.__setattr__(self, key, tuple(dict.fromkeys(check(x) for x in getattr(self, key))))
         require(self.warmup == "auto" or (is_int(self.warmup) and 0 <= self.warmup <= MAX_CYCLES), "sim.warmup",
                 self.warmup, f"an integer in [0, {MAX_CYCLES}] (cycles; {INT32}) or 'auto'")

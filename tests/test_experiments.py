@@ -10,7 +10,7 @@ from apps import run_app
 
 from jaxnet import build
 from jaxnet.cli import simulate
-from jaxnet.cli.common import CONF_DIR
+from jaxnet.cli.common import CONF_DIR, checked_overrides
 from jaxnet.cli.experiment import compose_jobs, sweep_jobs
 from jaxnet.cli.sweep import run_sweep
 from jaxnet.results import claims, collect
@@ -67,13 +67,14 @@ def test_overrides_act_on_the_jobs_as_on_the_command_line():
     assert sweep_jobs("polarized/fig4", "paper")[0]["sim"]["seeds"] == [1, 2]
 
 
-def test_experiments_and_config_options_outside_the_checkout(tmp_path):
+def test_experiments_and_config_options_outside_the_checkout(tmp_path, capsys):
     """`hydra.searchpath=[file://DIR]` adds DIR's experiments and config-group options to
     jaxnet's own (docs/experiments.md): what a plain `pip install .` leaves users to edit."""
     (tmp_path / "experiment").mkdir()
     (tmp_path / "topology").mkdir()
     fig4 = (Path(CONF_DIR) / "experiment" / "polarized" / "fig4.yaml").read_text()
     (tmp_path / "experiment" / "mine.yaml").write_text(fig4.replace("Polarized routing, Fig. 4", "Mine"))
+    (tmp_path / "experiment" / "also_mine.yaml").write_text(fig4.replace("name: polarized/fig4", "name: also_mine"))
     (tmp_path / "topology" / "ring12.yaml").write_text("name: torus\nsides: [12]\n")
     searchpath = f"hydra.searchpath=[file://{tmp_path}]"
     mine, theirs = sweep_jobs("mine", "small", [searchpath]), sweep_jobs("polarized/fig4", "small")
@@ -81,13 +82,25 @@ def test_experiments_and_config_options_outside_the_checkout(tmp_path):
     assert mine[0]["experiment"]["title"].startswith("Mine") and theirs[0]["experiment"]["title"].startswith("Polarized")
     ring, = compose_jobs([searchpath, "topology=ring12"])
     assert ring["topology"]["name"] == "torus" and ring["topology"]["sides"] == [12]
-    # `jaxnet -m`: Hydra hands its launcher the `hydra.*` overrides apart from the jobs'
+    # the apps' help and errors list them beside jaxnet's own
+    code, stderr = run_app(simulate, tmp_path / "run", "-m", searchpath, "+experiment=mien")
+    assert code == 2 and "no such experiment option; closest: mine" in stderr, stderr
+    code, _ = run_app(simulate, tmp_path / "run", "--help", searchpath)
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and ["mine", "Mine:"] in [line.split()[:2] for line in lines]  # with its title
+    assert "ring12" in next(line for line in lines if line.split()[:1] == ["topology"]).split()
+    # `jaxnet -m`: Hydra hands its launcher the `hydra.*` overrides apart from the jobs', and
+    # a key the swept experiments set (`scale`) is found in their files outside the checkout
+    swept = ["-m", searchpath, "+experiment=mine,also_mine"]
+    assert checked_overrides([*swept, "scale=small"]) == [*swept, "++scale=small"]  # Hydra's searchpath left as given
     sweep = tmp_path / "sweep"
     code, stderr = run_app(simulate, tmp_path / "run", "-m", searchpath, f"hydra.sweep.dir={sweep}",
-                           "+experiment=mine", "line=minimal", *(f"sim.{k}={v}" for k, v in TINY_SIM.items()))
+                           "+experiment=mine,also_mine", "scale=small", "line=minimal",
+                           *(f"sim.{k}={v}" for k, v in TINY_SIM.items()))
     assert code == 0, stderr
     rows, damaged = read_rows(sweep / "results.csv")
-    assert [(row["line"], float(row["offered_load"])) for row in rows] == [("minimal", 0.3)] and not damaged
+    assert sorted((row["experiment"], row["line"], float(row["offered_load"])) for row in rows) == [
+        ("also_mine", "minimal", 0.3), ("polarized/fig4", "minimal", 0.3)] and not damaged
 
 
 @pytest.mark.slow

@@ -48,7 +48,8 @@ def hydra_app(name: str, config_name: str, experiments: bool = False):
         def main() -> None:
             args = sys.argv[1:]
             if "--help" in args or "-h" in args:
-                print(app_help(name, sys.modules[task.__module__].__doc__ or "", config_name, experiments))
+                print(app_help(name, sys.modules[task.__module__].__doc__ or "", config_name, experiments,
+                               config_dirs(args)))
                 sys.exit(0)
             argv, full_error = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
             os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them
@@ -104,14 +105,34 @@ def _reader_gone() -> int:
     return 1
 
 
-# ----- the command line, checked against conf/ -------------------------------------------
+# ----- the command line, checked against the config files --------------------------------
 
-def group_options(group: str) -> list[str]:
-    """The options of a config group: its YAML files under conf/<group>, nested ones as
-    `sub/name` (experiments); Hydra's own `basic` launcher for hydra/launcher."""
-    root = Path(CONF_DIR) / group
-    options = sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml")) if root.is_dir() else []
+def group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
+    """The options of a config group: its YAML files under `<dir>/<group>` for each config
+    directory (`config_dirs`; jaxnet's conf/ alone by default), nested ones as `sub/name`
+    (experiments); Hydra's own `basic` launcher for hydra/launcher."""
+    roots = [d / group for d in dirs or [Path(CONF_DIR)]]
+    options = sorted({str(p.relative_to(root).with_suffix("")) for root in roots if root.is_dir()
+                      for p in root.rglob("*.yaml")})
     return ["basic", *options] if group == "hydra/launcher" else options
+
+
+def config_dirs(args: list[str]) -> list[Path]:
+    """Where Hydra looks for config files, in its order: jaxnet's conf/, then the `file://`
+    directories of a `hydra.searchpath=[...]` among `args` (docs/experiments.md)."""
+    dirs = [Path(CONF_DIR)]
+    for override in _parsed(args):
+        if override.key_or_group == "hydra.searchpath" and not override.is_sweep_override():
+            value = override.value()
+            for entry in map(str, value if isinstance(value, list) else [value]):
+                if entry.startswith("file://") or "://" not in entry:  # not `pkg://`
+                    dirs.append(Path(entry.removeprefix("file://")))
+    return dirs
+
+
+def _config_file(dirs: list[Path], name: str) -> Path | None:
+    """`name`.yaml (`experiment/polarized/fig4`) in the first of `dirs` that has it."""
+    return next((path for d in dirs if (path := d / f"{name}.yaml").is_file()), None)
 
 
 def _parsed(args: list[str]) -> list:
@@ -131,19 +152,18 @@ def _parsed(args: list[str]) -> list:
     return parsed
 
 
-def _global_keys(path: Path) -> set[str]:
+def _global_keys(path: Path | None, dirs: list[Path]) -> set[str]:
     """Top-level keys a `# @package _global_` option sets, with the options its defaults list
     names (`/experiment/antmill/rrgs`); none for an option of its group's own package."""
     from omegaconf import OmegaConf
 
-    if not path.is_file() or not path.read_text().startswith("# @package _global_"):
+    if path is None or not path.read_text().startswith("# @package _global_"):
         return set()
     config = OmegaConf.load(path)
     keys = {str(k) for k in config if k != "defaults"}
     for entry in config.get("defaults", []):
         if isinstance(entry, str) and entry != "_self_":
-            keys |= _global_keys(Path(CONF_DIR) / f"{entry.lstrip('/')}.yaml" if entry.startswith("/")
-                                 else path.parent / f"{entry}.yaml")
+            keys |= _global_keys(_config_file(dirs if entry.startswith("/") else [path.parent], entry.lstrip("/")), dirs)
     return keys
 
 
@@ -158,21 +178,22 @@ def checked_overrides(args: list[str]) -> list[str]:
 
     if "-m" not in args and "--multirun" not in args:
         return args
-    parsed = _parsed(args)
+    parsed, dirs = _parsed(args), config_dirs(args)
     swept = {o.key_or_group: list(o.sweep_string_iterator()) for o in parsed
-             if o.is_sweep_override() and group_options(o.key_or_group)}
+             if o.is_sweep_override() and group_options(o.key_or_group, dirs)}
     global_keys = {key for group, options in swept.items() for option in options
-                   for key in _global_keys(Path(CONF_DIR) / group / f"{option}.yaml")}
+                   for key in _global_keys(_config_file(dirs, f"{group}/{option}"), dirs)}
     rewritten = {}
     for override in parsed:
         group, _, key = override.key_or_group.partition(".")
+        if override.is_hydra_override():  # Hydra's own node, in every config
+            continue
         if override.type.name == "CHANGE" and group in global_keys:
             rewritten[override.input_line] = "++" + override.input_line
             continue
         if override.type.name != "CHANGE" or group not in swept or not key:
             continue
-        configs = [OmegaConf.load(Path(CONF_DIR) / group / f"{option}.yaml") for option in swept[group]
-                   if (Path(CONF_DIR) / group / f"{option}.yaml").is_file()]
+        configs = [OmegaConf.load(path) for option in swept[group] if (path := _config_file(dirs, f"{group}/{option}"))]
         if not any(OmegaConf.select(c, key, default=KeyError) is not KeyError for c in configs):
             keys = sorted({k for c in configs for k in c})
             raise ValueError(f"{override.input_line} is invalid: no option of the sweep {group}="
@@ -203,7 +224,7 @@ def hydra_error_line(err: Exception, args: list[str]) -> tuple[str, int]:
             for value in values:
                 if missing == f"{group}/{value}":
                     return f"{group}={value} is invalid: no such {group} option" + _closest(
-                        value, group_options(group)), 2
+                        value, group_options(group, config_dirs(args))), 2
         return str(err).split("\n")[0], 2
     cause = err.__cause__
     if isinstance(cause, ValueError):  # raised by jaxnet code Hydra called (e.g. the launcher)
@@ -228,9 +249,10 @@ def hydra_error_line(err: Exception, args: list[str]) -> tuple[str, int]:
     return f"{type(err).__name__}: {err} (rerun with {DEBUG}=1 for the traceback)", 1
 
 
-def app_help(name: str, doc: str, config_name: str, experiments: bool) -> str:
+def app_help(name: str, doc: str, config_name: str, experiments: bool, dirs: list[Path]) -> str:
     """`--help`: what the app does (its module docstring), how to call it, its config groups
-    with their options and (experiments) the paper experiments, one line each."""
+    with their options in `dirs` (`config_dirs`) and (experiments) the experiments, one line
+    each."""
     from omegaconf import OmegaConf
 
     defaults = {}
@@ -239,9 +261,9 @@ def app_help(name: str, doc: str, config_name: str, experiments: bool) -> str:
             (group, option), = entry.items()
             if not group.startswith("override "):
                 defaults[group] = option
-    groups = {group: group_options(group) for group in defaults}
+    groups = {group: group_options(group, dirs) for group in defaults}
     if experiments:
-        groups["hydra/launcher"] = group_options("hydra/launcher")
+        groups["hydra/launcher"] = group_options("hydra/launcher", dirs)
     width = max(len(g) for g in groups) + 2
     lines = [doc.strip(), "",
              f"usage: {name} [-m] [GROUP=OPTION ...] [KEY=VALUE ...]",
@@ -257,8 +279,8 @@ def app_help(name: str, doc: str, config_name: str, experiments: bool) -> str:
         lines.append(f"  {group:<{width}}{' '.join(shown)}{note}")
     if experiments:
         lines += ["", f"experiments ({name} -m +experiment=NAME [scale=paper]; docs/experiments.md):"]
-        titles = {option: OmegaConf.select(OmegaConf.load(Path(CONF_DIR) / "experiment" / f"{option}.yaml"),
-                                           "experiment.title", default=None) for option in group_options("experiment")}
+        titles = {option: OmegaConf.select(OmegaConf.load(_config_file(dirs, f"experiment/{option}")),
+                                           "experiment.title", default=None) for option in group_options("experiment", dirs)}
         titles = {option: title for option, title in titles.items() if title}  # not the files they share
         width = max(len(option) for option in titles) + 2
         lines += [f"  {option:<{width}}{title}" for option, title in titles.items()]

@@ -2,11 +2,12 @@
 for each job it composes (twice per job of a multirun: once to group the sweep's jobs, once
 to run each), which for a large experiment file costs more than the rest of composing. Here
 the search path's entry for jaxnet's `conf/` is read through a file source that keeps each
-file's parsed config, keyed by path, modification time and size, and hands out copies."""
+file's parsed config, keyed by path, modification time and size, and hands out copies
+(unpickled: a deep copy of an OmegaConf config costs many times more)."""
 from __future__ import annotations
 
-import copy
 import os
+import pickle
 from typing import ClassVar
 
 from hydra._internal.core_plugins.file_config_source import FileConfigSource
@@ -21,7 +22,7 @@ class ParsedOnceConfigSource(FileConfigSource):
     """A directory of YAML configs, as Hydra's file source reads it, each file parsed once
     per process (again after it changes)."""
 
-    parsed: ClassVar[dict[tuple[str, int, int], ConfigResult]] = {}
+    parsed: ClassVar[dict[tuple[str, int, int], tuple[ConfigResult, bytes]]] = {}  # with its config pickled
 
     @staticmethod
     def scheme() -> str:
@@ -35,9 +36,10 @@ class ParsedOnceConfigSource(FileConfigSource):
             return super().load_config(config_path)
         key = (full_path, stat.st_mtime_ns, stat.st_size)
         if key not in self.parsed:
-            self.parsed[key] = super().load_config(config_path)
-        result = self.parsed[key]
-        return ConfigResult(provider=result.provider, path=result.path, config=copy.deepcopy(result.config),
+            result = super().load_config(config_path)
+            self.parsed[key] = result, pickle.dumps(result.config)
+        result, config = self.parsed[key]
+        return ConfigResult(provider=result.provider, path=result.path, config=pickle.loads(config),
                             header=dict(result.header))
 
 

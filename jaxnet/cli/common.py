@@ -163,7 +163,8 @@ def _global_keys(path: Path | None, dirs: list[Path]) -> set[str]:
     keys = {str(k) for k in config if k != "defaults"}
     for entry in config.get("defaults", []):
         if isinstance(entry, str) and entry != "_self_":
-            keys |= _global_keys(_config_file(dirs if entry.startswith("/") else [path.parent], entry.lstrip("/")), dirs)
+            where = dirs if entry.startswith("/") else [path.parent]  # absolute, or relative to this file
+            keys |= _global_keys(_config_file(where, entry.lstrip("/")), dirs)
     return keys
 
 
@@ -280,7 +281,8 @@ def app_help(name: str, doc: str, config_name: str, experiments: bool, dirs: lis
     if experiments:
         lines += ["", f"experiments ({name} -m +experiment=NAME [scale=paper]; docs/experiments.md):"]
         titles = {option: OmegaConf.select(OmegaConf.load(_config_file(dirs, f"experiment/{option}")),
-                                           "experiment.title", default=None) for option in group_options("experiment", dirs)}
+                                           "experiment.title", default=None)
+                  for option in group_options("experiment", dirs)}
         titles = {option: title for option, title in titles.items() if title}  # not the files they share
         width = max(len(option) for option in titles) + 2
         lines += [f"  {option:<{width}}{title}" for option, title in titles.items()]

@@ -107,11 +107,11 @@ def _reader_gone() -> int:
 
 # ----- the command line, checked against the config files --------------------------------
 
-def group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
+def group_options(group: str, dirs: list[Path]) -> list[str]:
     """The options of a config group: its YAML files under `<dir>/<group>` for each config
-    directory (`config_dirs`; jaxnet's conf/ alone by default), nested ones as `sub/name`
-    (experiments); Hydra's own `basic` launcher for hydra/launcher."""
-    roots = [d / group for d in dirs or [Path(CONF_DIR)]]
+    directory (`config_dirs`), nested ones as `sub/name` (experiments); Hydra's own `basic`
+    launcher for hydra/launcher."""
+    roots = [d / group for d in dirs]
     options = sorted({str(p.relative_to(root).with_suffix("")) for root in roots if root.is_dir()
                       for p in root.rglob("*.yaml")})
     return ["basic", *options] if group == "hydra/launcher" else options

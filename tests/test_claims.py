@@ -1,8 +1,8 @@
 """Honest claims tables (no simulation): every claim shows its relation, tolerance and the
 paper's sentence; a claim that passes only through its tolerance says so; claims past
 saturation catch a collapse that peaks hide; every experiment's claims are well-formed
-(quotes verbatim from the papers where their texts are at hand, expressions over the
-experiment's own lines, patterns and networks)."""
+(quotes verbatim from the papers where their texts are at hand; tests/test_experiments.py
+checks their expressions against the experiment's own lines, patterns and networks)."""
 from __future__ import annotations
 
 import functools

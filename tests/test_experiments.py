@@ -46,8 +46,8 @@ def _selections(expression: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_job_resolves_to_valid_groups_and_every_claim_selects_what_runs(name):
     """At each of its scales every job's groups are valid; each claim's expression selects
-    rows by lines, networks and patterns that some scale runs (every scale composed once
-    here: composing is most of the fast tier's time for the large experiments)."""
+    rows by lines, networks and patterns that some scale runs (each scale's jobs composed
+    once, here: for the large experiments composing takes longer than every check)."""
     jobs = []
     for scale in SCALES[name]:
         resolved = sweep_jobs(name, scale)

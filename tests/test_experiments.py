@@ -65,7 +65,7 @@ def test_every_job_resolves_to_valid_groups_and_every_claim_selects_what_runs(na
         jobs += resolved
     allowed = {"line": {job["line"] for job in jobs}, "network": {job.get("network") for job in jobs},
                "traffic": {label for job in jobs for label in job["patterns"]}}
-    for claim in experiment.get("claims", []):
+    for claim in jobs[0]["experiment"].get("claims", []):  # one block, every scale's
         assert {"claim", "source", "quote", "paper", "jaxnet"} <= set(claim)
         assert claim.get("relation", "~") in claims.RELATIONS
         for column, value in _selections(claim["jaxnet"]):

@@ -6,8 +6,11 @@ RRG 720/17/7, Polarized 13 VCs, one simulation on one core, after 9,000 cycles o
 the means over 200 cycles, among the listed waiting rings whose head may move, of those awake
 (not asleep since they last requested or arrived), woken by a rise on a candidate, woken
 because their margin could have closed, and still asleep; and of the heads routed for each
-reason, how many requested an output. The counts are read by wrapping `Listed.heads` and
-`route` (a diagnostic: the cycle's results are unchanged)."""
+reason, how many requested an output; and how widely the cycle's rises spread: the routers
+and the (router, network port) pairs where an output VC's availability may have risen, and
+the sleeping heads at a router with a rise (what a scheme that visits only the routers with
+a rise would still read). The counts are read by wrapping `Listed.heads` and `route` (a
+diagnostic: the cycle's results are unchanged)."""
 from __future__ import annotations
 
 import argparse
@@ -47,8 +50,14 @@ def heads(self, model, todo, state, inputs, outputs, kept):
     asleep, risen, due = W.wake_reasons(model.layout, todo.sleep, outputs, state.out_held, todo.outputs,
                                         kept.freed_out, waiting.ids, t)
     blocked = take_rows(todo.sleep.wake_at, waiting.ids) == W.NEVER  # asleep until a rise
+    rose = W.rose_ports(model.layout, todo.outputs, W.may_have_risen(model.layout, outputs, state.out_held,
+                                                                     todo.outputs, kept.freed_out, t))
+    ports_rose = jax.lax.reduce(rose, jnp.uint32(0), jax.lax.bitwise_or, (1,))  # [R, W]
+    router_rose = jnp.any(ports_rose != 0, axis=1)
+    at_a_rise = take_rows(router_rose, model.layout.router_of(waiting.ids))
     counts = [movable & ~asleep, movable & asleep & risen, movable & asleep & ~risen & due,
-              movable & asleep & ~risen & ~due, movable & asleep & ~risen & ~due & blocked, movable]
+              movable & asleep & ~risen & ~due, movable & asleep & ~risen & ~due & blocked, movable,
+              router_rose, jax.lax.population_count(ports_rose), movable & asleep & at_a_rise]
     jax.debug.callback(lambda *a: seen.append([int(x) for x in a]), *[jnp.sum(c) for c in counts])
     rings = model.layout.in_vcs
     reason = jnp.where(asleep & risen, 1, jnp.where(asleep & due, 2, 0))
@@ -82,7 +91,8 @@ def main() -> None:
     state, *_ = run.advance_chunk(warm.network, warm.params, warm.state, warm.sleep, 200, warm.width, warm.lists,
                                   warm.tier)
     jax.block_until_ready(state)
-    names = [*REASONS, "asleep", "  of them blocked (wait for a rise)", "may move (waiting, arrived)"]
+    names = [*REASONS, "asleep", "  of them blocked (wait for a rise)", "may move (waiting, arrived)",
+             "routers with a rise", "(router, port) pairs with a rise", "asleep at a router with a rise"]
     means = np.asarray(seen[-200:]).mean(axis=0)
     routed = np.asarray(requested[-200:]).mean(axis=0).reshape(len(REASONS), 2)
     for name, mean in zip(names, means):
@@ -90,7 +100,7 @@ def main() -> None:
     for name, (count, asked) in zip(REASONS, routed):
         print(f"routed, {name:28s} {count:10.1f}, of them requested {asked:10.1f}")
     report = {"engine": bench.engine_commit(), "network": "rrg720", "routing": "polarized", "vcs": 13,
-              "load": args.load, "warmup_cycles": 1000 * (warm.warmup_chunks + 1), "mean_over_cycles": 200,
+              "load": args.load, "routers": warm.network.topo.n_routers, "warmup_cycles": 1000 * (warm.warmup_chunks + 1), "mean_over_cycles": 200,
               "heads": {name.strip(): round(float(m), 1) for name, m in zip(names, means)},
               "routed": {name: round(float(c), 1) for name, (c, _) in zip(REASONS, routed)},
               "requested": {name: round(float(a), 1) for name, (_, a) in zip(REASONS, routed)}}

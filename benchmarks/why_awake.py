@@ -54,7 +54,8 @@ def heads(self, model, todo, state, inputs, outputs, kept):
                                                                      todo.outputs, kept.freed_out, t))
     ports_rose = jax.lax.reduce(rose, jnp.uint32(0), jax.lax.bitwise_or, (1,))  # [R, W]
     router_rose = jnp.any(ports_rose != 0, axis=1)
-    at_a_rise = take_rows(router_rose, model.layout.router_of(waiting.ids))
+    ring = jnp.arange(model.layout.in_vcs, dtype=jnp.int32) if waiting.ids is None else waiting.ids
+    at_a_rise = take_rows(router_rose, model.layout.router_of(ring))
     counts = [movable & ~asleep, movable & asleep & risen, movable & asleep & ~risen & due,
               movable & asleep & ~risen & ~due, movable & asleep & ~risen & ~due & blocked, movable,
               router_rose, jax.lax.population_count(ports_rose), movable & asleep & at_a_rise]
@@ -100,7 +101,8 @@ def main() -> None:
     for name, (count, asked) in zip(REASONS, routed):
         print(f"routed, {name:28s} {count:10.1f}, of them requested {asked:10.1f}")
     report = {"engine": bench.engine_commit(), "network": "rrg720", "routing": "polarized", "vcs": 13,
-              "load": args.load, "routers": warm.network.topo.n_routers, "warmup_cycles": 1000 * (warm.warmup_chunks + 1), "mean_over_cycles": 200,
+              "load": args.load, "routers": warm.network.topo.n_routers,
+              "warmup_cycles": 1000 * (warm.warmup_chunks + 1), "mean_over_cycles": 200,
               "heads": {name.strip(): round(float(m), 1) for name, m in zip(names, means)},
               "routed": {name: round(float(c), 1) for name, (c, _) in zip(REASONS, routed)},
               "requested": {name: round(float(a), 1) for name, (_, a) in zip(REASONS, routed)}}

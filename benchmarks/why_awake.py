@@ -29,7 +29,7 @@ from jaxnet.core.files import write_atomic  # noqa: E402
 from jaxnet.sim import run  # noqa: E402
 from jaxnet.sim import step as S  # noqa: E402
 from jaxnet.sim import work as W  # noqa: E402
-from jaxnet.sim.rings import take_rows  # noqa: E402
+from jaxnet.sim.rings import ring_ids, take_rows  # noqa: E402
 from jaxnet.sim.route import movable_heads  # noqa: E402
 
 REASONS = ["awake (requested or new)", "woken by a rise", "woken by margin time"]
@@ -54,8 +54,7 @@ def heads(self, model, todo, state, inputs, outputs, kept):
                                                                      todo.outputs, kept.freed_out, t))
     ports_rose = jax.lax.reduce(rose, jnp.uint32(0), jax.lax.bitwise_or, (1,))  # [R, W]
     router_rose = jnp.any(ports_rose != 0, axis=1)
-    ring = jnp.arange(model.layout.in_vcs, dtype=jnp.int32) if waiting.ids is None else waiting.ids
-    at_a_rise = take_rows(router_rose, model.layout.router_of(ring))
+    at_a_rise = take_rows(router_rose, model.layout.router_of(ring_ids(inputs, waiting.ids)))
     counts = [movable & ~asleep, movable & asleep & risen, movable & asleep & ~risen & due,
               movable & asleep & ~risen & ~due, movable & asleep & ~risen & ~due & blocked, movable,
               router_rose, jax.lax.population_count(ports_rose), movable & asleep & at_a_rise]
